@@ -365,3 +365,80 @@ def test_complex_view_copies_match_pytorch():
     assert_same_outcome("L.view_as_complex_copy(L.tensor([[1., 2.], [0., 3.]]))")
     assert_same_outcome("L.tensor([[1., 2.], [0., 3.]]).narrow_copy(0, 1, 1)")
     assert_same_outcome("L.view_copy(L.arange(6.).view(2, 3).t(), (6,))")
+
+
+# -- the pooling functions that always return indices -------------------------------------------------
+
+POOLING_EXPRESSIONS = [
+    "L.nn.functional.max_pool1d_with_indices(L.tensor([[1., 3., 2., 0., 5.]]), 2)",
+    "L.nn.functional.max_pool2d_with_indices(L.arange(16.).view(1, 4, 4).flip(-1), 2, 1, 1, ceil_mode=True)",
+    "L.nn.functional.max_pool3d_with_indices(L.arange(27.).view(1, 3, 3, 3).flip(1), 2, 1)",
+    "L.nn.functional.max_pool2d_with_indices(L.zeros(1, 1, 1), 3)",
+    "L.nn.functional.adaptive_max_pool1d_with_indices(L.tensor([[1., 5., 2., 0., 4.]]), 2)",
+    "L.nn.functional.adaptive_max_pool2d_with_indices(L.arange(12.).view(1, 3, 4).flip(-1), (2, 3))",
+    "L.nn.functional.max_pool2d(L.arange(16.).view(1, 4, 4), 2, return_indices=True)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", POOLING_EXPRESSIONS)
+def test_pooling_with_indices_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+def test_pooling_with_indices_are_public_functions():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([[[1.0, 3.0], [4.0, 2.0]]])
+    with Recorder() as recorder:
+        values, indices = F.max_pool2d_with_indices(x, 2)
+    assert values.tolist() == [[[4.0]]] and indices.tolist() == [[[2]]]
+    assert recorder.names == ["tensormodes.nn.functional.max_pool2d_with_indices"]
+
+
+# -- trapz, cumulative_trapezoid ----------------------------------------------------------------------
+
+INTEGRATION_EXPRESSIONS = [
+    "L.trapz(L.tensor([1., 2., 4.]))", "L.trapz(L.tensor([1., 2., 4.]), L.tensor([0., 1., 3.]))",
+    "L.trapz(L.tensor([[1., 2.], [3., 4.]]), dx=0.5, dim=0)", "L.trapz(L.tensor([1, 2, 4]))",
+    "L.cumulative_trapezoid(L.tensor([1., 2., 4.]))", "L.cumulative_trapezoid(L.tensor([0.1, 2.3, 4.7, 1.1]), dx=0.3)",
+    "L.cumulative_trapezoid(L.tensor([0.1, 2.3, 4.7]), L.tensor([0.2, 1.1, 3.3]))",
+    "L.cumulative_trapezoid(L.arange(6.).view(2, 3) * 0.37, L.tensor([[0., 1., 3.], [1., 2., 2.5]]))",
+    "L.cumulative_trapezoid(L.arange(6.).view(2, 3) * 0.37, L.tensor([0., 1.1]), dim=0)",
+    "L.cumulative_trapezoid(L.tensor([1, 2, 4]))", "L.cumulative_trapezoid(L.tensor([1, 2, 5]), L.tensor([1, 3, 4]))",
+    "L.cumulative_trapezoid(L.tensor([True]))", "L.cumulative_trapezoid(L.tensor([1., 2.]), L.tensor([1., 2., 3.]))",
+    "L.cumulative_trapezoid(L.tensor([1., 2.]), dx=True)", "L.cumulative_trapezoid(L.zeros(0))",
+    "L.cumulative_trapezoid(L.tensor(1.))", "L.cumulative_trapezoid(L.tensor([1., 2.], dtype=L.float16), dx=0.1)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", INTEGRATION_EXPRESSIONS)
+def test_integration_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+@pytest.mark.torch
+def test_cumulative_trapezoid_ops_and_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for library in (tm, torch):
+        y = library.tensor([0.1, 2.3, 4.7], requires_grad=True)
+        x = library.tensor([0.2, 1.1, 3.3], requires_grad=True)
+        with aten_op_log(library) as log:  # (without grad: recorded, ATen's div.Scalar is our div.Tensor)
+            library.cumulative_trapezoid(y.detach(), x.detach())
+            library.cumulative_trapezoid(y.detach(), dx=0.3)
+        result = library.cumulative_trapezoid(y, x)
+        (result * library.tensor([1.0, 3.0])).sum().backward()
+        outcomes.append((log.ops, result.tolist(), y.grad.tolist(), x.grad.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_cumulative_trapezoid_values():
+    assert tm.cumulative_trapezoid(tm.tensor([1.0, 2.0, 4.0]), dx=2.0).tolist() == [3.0, 9.0]
+    y = tm.ones(2)
+    with Recorder() as recorder:
+        tm.trapz(y)
+    assert recorder.names == ["tensormodes.trapz"]

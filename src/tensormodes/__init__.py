@@ -102,6 +102,7 @@ from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import is_storage, tensortype, typename
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
+from ._integration import COMPOSITES as _INTEGRATION
 from ._linalg_legacy import COMPOSITES as _LINALG_LEGACY
 from ._linalg_legacy import REMOVED as _LINALG_REMOVED
 from ._memory_format import (
@@ -148,6 +149,8 @@ globals().update(_CORRELATION)
 # adjoint, qr, chain_matmul ...: PyTorch's older linear-algebra composites; symeig, eig ...: its stubs that raise.
 globals().update(_LINALG_LEGACY)
 globals().update(_LINALG_REMOVED)
+# cumulative_trapezoid: PyTorch's composite, over public ops.
+globals().update(_INTEGRATION)
 
 
 def __getattr__(name: str):
@@ -176,8 +179,8 @@ __all__ = [
     "is_warn_always_enabled",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
-    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_LINALG_LEGACY,
-    *_LINALG_REMOVED,
+    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION,
+    *_LINALG_LEGACY, *_LINALG_REMOVED,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -188,4 +191,4 @@ _dispatch.IGNORED.update(
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
     and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
     and name not in _LINALG_LEGACY
-    and value not in _dispatch.PUBLIC_NAMES)  # (composites of the core namespace: detach_, resize_as_)
+    and value not in _dispatch.PUBLIC_NAMES)  # (composites: detach_, cumulative_trapezoid ...)

@@ -10,7 +10,7 @@ composite aliases record them.
 
 from __future__ import annotations
 
-from . import arithmetic, binary_math, comparison, joining, unary_math  # noqa: F401 - they declare the named ops
+from . import arithmetic, binary_math, comparison, joining, reduction, unary_math  # noqa: F401 - they declare the named ops
 from .registry import OPS, alias
 
 
@@ -31,3 +31,4 @@ for _name, _of in (("arccos", "acos"), ("arccosh", "acosh"), ("arcsin", "asin"),
                    ("arctan", "atan"), ("arctanh", "atanh"), ("fix", "trunc")):
     _numpy_name(_name, _of, inplace_function=True)
 _numpy_name("row_stack", "vstack", method=False)
+_numpy_name("trapz", "trapezoid", method=False)

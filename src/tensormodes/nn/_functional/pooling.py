@@ -54,8 +54,22 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """
     stride = () if stride is None else stride
     if return_indices:
-        return _function("max_pool1d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _function("max_pool1d")(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@_public
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                              return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool1d`` with the maxima's positions (whatever ``return_indices`` says),
+    as PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.shape for t in F.max_pool1d_with_indices(tm.zeros((1,) + (2,) * 1), 2)]
+    [tensormodes.Size([1, 1]), tensormodes.Size([1, 1])]
+    """
+    stride = () if stride is None else stride
+    return _function("max_pool1d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @_public
@@ -71,8 +85,22 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """
     stride = () if stride is None else stride
     if return_indices:
-        return _function("_max_pool2d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _function("max_pool2d")(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@_public
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                              return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool2d`` with the maxima's flat positions in their planes (whatever ``return_indices`` says),
+    as PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.shape for t in F.max_pool2d_with_indices(tm.zeros((1,) + (2,) * 2), 2)]
+    [tensormodes.Size([1, 1, 1]), tensormodes.Size([1, 1, 1])]
+    """
+    stride = () if stride is None else stride
+    return _function("_max_pool2d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @_public
@@ -88,8 +116,22 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """
     stride = () if stride is None else stride
     if return_indices:
-        return _function("_max_pool3d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _function("max_pool3d")(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@_public
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                              return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` with the maxima's flat positions in their volumes (whatever ``return_indices`` says),
+    as PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.shape for t in F.max_pool3d_with_indices(tm.zeros((1,) + (2,) * 3), 2)]
+    [tensormodes.Size([1, 1, 1, 1]), tensormodes.Size([1, 1, 1, 1])]
+    """
+    stride = () if stride is None else stride
+    return _function("_max_pool3d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @_public
@@ -251,8 +293,20 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     >>> F.adaptive_max_pool1d(tm.tensor([[1., 5., 2., 0., 4.]]), 2).tolist()
     [[5.0, 4.0]]
     """
-    result = _function("adaptive_max_pool1d")(input, output_size)
+    result = adaptive_max_pool1d_with_indices(input, output_size)
     return result if return_indices else result[0]
+
+
+@_public
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` with the maxima's positions (whatever ``return_indices`` says), as
+    PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.tolist() for t in F.adaptive_max_pool1d_with_indices(tm.tensor([[1., 5., 2., 0., 4.]]), 2)]
+    [[[5.0, 4.0]], [[1, 4]]]
+    """
+    return _function("adaptive_max_pool1d")(input, output_size)
 
 
 @_public
@@ -265,8 +319,20 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     >>> F.adaptive_max_pool2d(tm.tensor([[[1., 5., 2.], [0., 3., 4.]]]), (1, 2)).tolist()
     [[[5.0, 5.0]]]
     """
-    result = _function("_adaptive_max_pool2d")(input, _adaptive_sizes("adaptive_max_pool2d", input, output_size))
+    result = adaptive_max_pool2d_with_indices(input, output_size)
     return result if return_indices else result[0]
+
+
+@_public
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` with the maxima's flat positions (whatever ``return_indices``
+    says), as PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.tolist() for t in F.adaptive_max_pool2d_with_indices(tm.tensor([[[1., 5., 2.], [0., 3., 4.]]]), (1, 2))]
+    [[[[5.0, 5.0]]], [[[1, 1]]]]
+    """
+    return _function("_adaptive_max_pool2d")(input, _adaptive_sizes("adaptive_max_pool2d", input, output_size))
 
 
 # -- interpolate ------------------------------------------------------------------------------------
