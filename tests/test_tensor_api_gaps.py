@@ -362,7 +362,6 @@ def test_copies_match_pytorch(name, args):
 def test_complex_view_copies_match_pytorch():
     pytest.importorskip("torch")
     assert_same_outcome("L.view_as_real_copy(L.tensor([1 + 2j, 3j]))")
-    assert_same_outcome("L.view_as_complex_copy(L.tensor([[1., 2.], [0., 3.]]))")
     assert_same_outcome("L.tensor([[1., 2.], [0., 3.]]).narrow_copy(0, 1, 1)")
     assert_same_outcome("L.view_copy(L.arange(6.).view(2, 3).t(), (6,))")
 

@@ -36,7 +36,7 @@ VIEW_COPIES = {
     "split_with_sizes_copy": ("split_with_sizes", None), "squeeze_copy": ("squeeze", None), "t_copy": ("t", None),
     "transpose_copy": ("transpose", {"transpose_copy.int": ()}), "unbind_copy": ("unbind", None),
     "unfold_copy": ("unfold", None), "unsqueeze_copy": ("unsqueeze", None), "view_copy": ("view", None),
-    "view_as_real_copy": ("view_as_real", None), "view_as_complex_copy": ("view_as_complex", None),
+    "view_as_real_copy": ("view_as_real", None),
     "narrow_copy": ("narrow", "default"),
 }
 # Where a copy differs beyond that: ``narrow_copy`` is a method too, with a node of its own name and
@@ -82,8 +82,11 @@ def _copy_signature(signature: inspect.Signature) -> tuple[inspect.Signature, st
     return signature.replace(parameters=parameters), packed
 
 
-def _copy_samples(samples: tuple, packed: str | None, position: int) -> tuple:
-    """The view's samples for the copy: a ``*shape`` tail given as one tuple; dtype views left out."""
+def _copy_samples(samples: tuple, packed: str | None, position: int, complex_inputs: bool) -> tuple:
+    """The view's samples for the copy: a ``*shape`` tail given as one tuple; dtype views and complex
+    inputs (no gradient, see ``_real_outputs_only``) left out."""
+    samples = tuple(sample for sample in samples if complex_inputs
+                    or not any(getattr(value, "dtype", "").startswith("complex") for value in sample.args))
     if packed is None:
         return samples
     kept = []
@@ -95,6 +98,25 @@ def _copy_samples(samples: tuple, packed: str | None, position: int) -> tuple:
             tail = tail[0]
         kept.append(Sample((*head, tuple(tail)), sample.kwargs))
     return tuple(kept)
+
+
+# The copies PyTorch 2.13 has no complex gradient for (their complex calls raise its error).
+_REAL_ONLY = frozenset({"select_copy", "slice_copy"})
+
+
+def _real_outputs_only(copy_name: str, view_differentiable):
+    """A ``differentiable=`` predicate (asked only for calls that would be recorded): the view's
+    answer, after PyTorch's error for a complex call of a copy in ``_REAL_ONLY``."""
+    if copy_name not in _REAL_ONLY:
+        return view_differentiable
+
+    def differentiable(input, *arguments) -> bool:
+        if input.is_complex():
+            raise RuntimeError(f"{copy_name} does not support automatic differentiation for outputs with complex "
+                               "dtype.")
+        return view_differentiable if view_differentiable in (True, False) else view_differentiable(input, *arguments)
+
+    return differentiable
 
 
 def _copy_node(view):
@@ -127,10 +149,10 @@ def _declare(copy_name: str, view_name: str, aten) -> None:
     kernel.__signature__ = signature
     kernel.__doc__ = (f"``{view_name}``'s result copied into new contiguous memory (not a view); its gradient is "
                       f"``{view_name}``'s (PyTorch's ``{copy_name}``).")
+    samples = _copy_samples(view.samples, packed, position, copy_name not in _REAL_ONLY)
     op(name=copy_name, grad=view.grad, meta=MetaRule(meta, f"{copy_name}_meta"), node=own.get("node", _copy_node(view)),
-       method=own.get("method", False),
-       differentiable=view.differentiable,
-       samples=tuple(filter(own.get("sample"), _copy_samples(view.samples, packed, position))),
+       method=own.get("method", False), differentiable=_real_outputs_only(copy_name, view.differentiable),
+       samples=tuple(filter(own.get("sample"), samples)),
        aten=aten if aten is not None else _renamed_aten(view.aten, copy_name, view_name),
        schema={**view.schema_types, **own.get("schema", {})}, tags=("view_copy",))(kernel)
 
