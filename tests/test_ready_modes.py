@@ -452,18 +452,21 @@ def test_logging_indents_each_level_of_nesting():
     a = tm.ones(2, 3)
     with LoggingMode() as log:
         F.triplet_margin_loss(a, a, a)
-    distance = ["  tensormodes.nn.functional.pairwise_distance(f32[2, 3], f32[2, 3], p=2) -> f32[2]",
-                "    tensormodes.Tensor.sub(f32[2, 3], f32[2, 3]) -> f32[2, 3]",
-                "    tensormodes.Tensor.add(f32[2, 3], 1e-06) -> f32[2, 3]",
-                "    tensormodes.Tensor.dim(f32[2, 3]) -> 2",
-                "    tensormodes._norm_dim(f32[2, 3], p=2, dim=-1) -> f32[2]"]  # ATen's norm overload: NormBackward1
+    # F.triplet_margin_loss calls the builtin tm.triplet_margin_loss (aten-style arguments, the
+    # reduction as an enum), whose body calls the builtin pairwise_distance, as PyTorch's do
+    distance = ["    tensormodes.pairwise_distance(f32[2, 3], f32[2, 3], p=2) -> f32[2]",
+                "      tensormodes.Tensor.sub(f32[2, 3], f32[2, 3]) -> f32[2, 3]",
+                "      tensormodes.Tensor.add(f32[2, 3], 1e-06) -> f32[2, 3]",
+                "      tensormodes.Tensor.dim(f32[2, 3]) -> 2",
+                "      tensormodes._norm_dim(f32[2, 3], p=2, dim=-1) -> f32[2]"]  # ATen's norm overload: NormBackward1
     assert log.lines == [
         "tensormodes.nn.functional.triplet_margin_loss(f32[2, 3], f32[2, 3], f32[2, 3]) -> f32[]",
-        *["  tensormodes.Tensor.dim(f32[2, 3]) -> 2"] * 3, *distance, *distance,
-        "  tensormodes.Tensor.add(f32[2], 1.0) -> f32[2]",
-        "  tensormodes.Tensor.sub(f32[2], f32[2]) -> f32[2]",
-        "  tensormodes.Tensor.clamp(f32[2], min=0) -> f32[2]",
-        "  tensormodes.Tensor.mean(f32[2]) -> f32[]"]
+        "  tensormodes.triplet_margin_loss(f32[2, 3], f32[2, 3], f32[2, 3], p=2, reduction=1) -> f32[]",
+        *["    tensormodes.Tensor.dim(f32[2, 3]) -> 2"] * 3, *distance, *distance,
+        "    tensormodes.Tensor.add(f32[2], 1.0) -> f32[2]",
+        "    tensormodes.Tensor.sub(f32[2], f32[2]) -> f32[2]",
+        "    tensormodes.Tensor.clamp(f32[2], min=0) -> f32[2]",
+        "    tensormodes.Tensor.mean(f32[2]) -> f32[]"]
 
 
 def test_nan_check_ignores_uninitialized_memory():

@@ -191,4 +191,4 @@ _dispatch.IGNORED.update(
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
     and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
     and name not in _LINALG_LEGACY
-    and value not in _dispatch.PUBLIC_NAMES)  # (composites: detach_, cumulative_trapezoid ...)
+    and (isinstance(value, type) or value not in _dispatch.PUBLIC_NAMES))  # (composites: detach_ ...; device stays)

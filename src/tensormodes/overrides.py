@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -196,7 +197,19 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     True
     """
     _dispatch.build_everything()
-    return {namespace: [f for f in funcs if f not in NO_REQUIRED_TENSOR] for namespace, funcs in OVERRIDABLE.items()}
+    listed = {namespace: [f for f in funcs if f not in NO_REQUIRED_TENSOR] for namespace, funcs in OVERRIDABLE.items()}
+    for namespace, funcs in listed.items():
+        # A module's names for another namespace's callables (F.bilinear is tm.bilinear) are listed
+        # under it as well, as PyTorch lists them under both.
+        if isinstance(namespace, types.ModuleType):
+            present = {id(f) for f in funcs}
+            for name in sorted(vars(namespace)):
+                value = vars(namespace)[name]
+                if (not name.startswith("_") and id(value) not in present and value in PUBLIC_NAMES
+                        and not isinstance(value, type) and value not in NO_REQUIRED_TENSOR):
+                    funcs.append(value)
+                    present.add(id(value))
+    return listed
 
 
 def get_ignored_functions() -> set[Callable]:
