@@ -214,7 +214,8 @@ KNOWN: dict[tuple[str, str], Difference] = {
     **{(name, kind): Difference(_LAPACK, _EXTREME)
        for name in ("det", "logdet", "slogdet", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_inv",
                     "inverse", "linalg_qr", "linalg_matrix_norm", "linalg_norm", "linalg_svd", "linalg_svdvals",
-                    "linalg_eigh", "linalg_eigvalsh", "linalg_cholesky", "linalg_eig", "linalg_eigvals")
+                    "linalg_eigh", "linalg_eigvalsh", "linalg_cholesky", "linalg_eig", "linalg_eigvals",
+                    "cholesky_inverse", "linalg_solve_triangular")
        for kind in ("result values", "gradient values")},
     **{(name, "computes"): Difference(
         "tensormodes has no complex32: a float16 operand meeting a complex number computes in complex64, where "

@@ -85,11 +85,11 @@ REMAINING: dict[tuple[str, str], Remaining] = {
     **{(name, "gradient bits"): Remaining(_UNCONFIRMED) for name in (
         "_binary_cross_entropy_with_logits", "binary_cross_entropy", "_cross_entropy_loss", "ldexp", "polygamma",
         "polygamma_method", "special_polygamma", "softmax",
-        "special_softmax")},
+        "special_softmax", "renorm", "trapz")},
     **{(name, "result bits"): Remaining(_UNCONFIRMED) for name in (
         "polygamma", "special_polygamma", "grid_sampler", "grid_sampler_3d", "_upsample_bilinear2d",
         "_scaled_dot_product_flash_attention_for_cpu", "softmax", "special_softmax", "log_softmax",
-        "special_log_softmax")},
+        "special_log_softmax", "addr")},
 }
 
 
