@@ -78,15 +78,27 @@ def _float64_spec(spec: TensorSpec) -> TensorSpec | None:
     return None
 
 
+# Arguments (positions) built as constants, not leaves: PyTorch refuses a gradient for them
+# (native_batch_norm's running statistics), has none (a backward op's saved statistics) or declares
+# it not implemented (the order of zeta and of the incomplete gamma functions, whose formulas raise
+# PyTorch's NotImplementedError when it is wanted, as test_special_functions checks).
+CONSTANT_ARGUMENTS = {"_native_batch_norm": (3, 4), "native_batch_norm_backward": (3, 4, 5, 6),
+                      **dict.fromkeys(("igamma", "igammac", "special_gammainc", "special_gammaincc", "special_zeta"),
+                                      (0,))}
+
+
 def differentiable_cases():
     for name, opdef in sorted(OPS.items()):
         if not opdef.differentiable or opdef.factory or getattr(opdef.grad, "no_derivative", False):
             continue
         if opdef.kernel.__module__ in RANDOM_MODULES:  # no finite differences of random draws
             continue
+        constants = CONSTANT_ARGUMENTS.get(name, ())
         for i, sample in enumerate(opdef.samples):
             specs = [a for a in _flat(sample.args) + _flat(list(sample.kwargs.values())) if isinstance(a, TensorSpec)]
-            if not any(_float64_spec(s) for s in specs):
+            leaf_args = [a for position, a in enumerate(sample.args) if position not in constants]
+            leaf_specs = [a for a in _flat(leaf_args + list(sample.kwargs.values())) if isinstance(a, TensorSpec)]
+            if not any(_float64_spec(s) for s in leaf_specs):  # (zeta(x, 1.5): nothing to differentiate)
                 continue
             if name in PHASE_DEPENDENT and any(s.dtype.startswith("complex") for s in specs):
                 continue
@@ -126,11 +138,6 @@ def _build(value, rng, leaves, maker):
     if isinstance(value, tm.dtype):  # the library's own dtype object (see DTYPE_KEEPS_RESULT)
         return maker(value, False)
     return value
-
-
-# Arguments (positions) built as constants, not leaves: PyTorch refuses a gradient for them
-# (native_batch_norm's running statistics) or has none (a backward op's saved statistics).
-CONSTANT_ARGUMENTS = {"_native_batch_norm": (3, 4), "native_batch_norm_backward": (3, 4, 5, 6)}
 
 
 def _inputs(sample, maker, seed=0, constants=()):

@@ -175,8 +175,9 @@ def _mvlgamma_offsets(p: int, dtype) -> np.ndarray:
 
 
 def _mvlgamma_grad(grad, input, p):
-    # PyTorch's mvlgamma_backward: grad * sum of digamma(x + offset)
-    offsets = ops.arange(-p / 2.0 + 0.5, 0.5, 0.5, dtype=input.dtype)
+    # PyTorch's mvlgamma_backward: grad * sum of digamma(x + offset), the offsets on the input's
+    # device (self.options(): a meta input's backward stays on meta)
+    offsets = ops.arange(-p / 2.0 + 0.5, 0.5, 0.5, dtype=input.dtype, device=input.device)
     return grad * (offsets + input.unsqueeze(-1)).digamma().sum(-1)
 
 
