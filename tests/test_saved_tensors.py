@@ -62,7 +62,7 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "linalg_matrix_power", "take_along_dim", ("getitem", 9), "kron",
-                     "trapezoid", ("ldexp", 1), ("ldexp", 4), "special_ndtr"), _COMPOSITE),
+                     "trapezoid", "trapz", ("ldexp", 1), ("ldexp", 4), "special_ndtr"), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
     "svd": "torch.svd's formula keeps the input too: with compute_uv=False the singular vectors its gradient needs "
            "are recomputed from it (PyTorch computes them in the forward when grad mode is on)",
