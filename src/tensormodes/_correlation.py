@@ -13,7 +13,6 @@ tensor([[2.3333, 0.6667],
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 
 from ._api import build
 from ._api import namespace as tm
@@ -21,15 +20,7 @@ from ._memory_format import strided
 from ._ops.common import ops, scalar_type_name
 from ._ops.registry import Tensor
 
-COMPOSITES: dict[str, Callable] = {}
-
-
-def _public(impl: Callable) -> Callable:
-    """``impl`` as the public function ``tensormodes.<name>`` (handlers get only the arguments given,
-    as from PyTorch's C++ functions)."""
-    func = build.composite("tensormodes", pass_defaults=False)(impl)
-    COMPOSITES[func.__name__] = func
-    return func
+COMPOSITES, _public = build.native_composites("tensormodes")
 
 
 def _long_scalar(value: int, like):

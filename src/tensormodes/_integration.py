@@ -11,7 +11,6 @@ tensor([1.5000, 4.5000])
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Number
 
 from ._api import build
@@ -19,15 +18,7 @@ from ._api import namespace as tm
 from ._ops.common import ops, wrap_dim
 from ._ops.registry import Tensor
 
-COMPOSITES: dict[str, Callable] = {}
-
-
-def _public(impl: Callable) -> Callable:
-    """``impl`` as the public function ``tensormodes.<name>`` (handlers get only the arguments given,
-    as from PyTorch's C++ functions)."""
-    func = build.composite("tensormodes", pass_defaults=False)(impl)
-    COMPOSITES[func.__name__] = func
-    return func
+COMPOSITES, _public = build.native_composites("tensormodes")
 
 
 @_public

@@ -6,7 +6,7 @@ handlers see itself; their gradients are those of the ops they run. ``linalg.py`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ._api import build
 from ._api import namespace as tm
@@ -16,14 +16,7 @@ from ._ops.linalg_lu import reported_errors
 from ._ops.registry import RETURN_TYPES, Tensor
 
 PUBLIC_MODULE = "tensormodes.linalg"
-COMPOSITES: dict[str, Callable] = {}
-
-
-def _public(impl: Callable) -> Callable:
-    """``impl`` as the public function ``tensormodes.linalg.<name>`` (handlers get only the arguments given)."""
-    func = build.composite(PUBLIC_MODULE, pass_defaults=False)(impl)
-    COMPOSITES[func.__name__] = func
-    return func
+COMPOSITES, _public = build.native_composites(PUBLIC_MODULE)
 
 
 @_public

@@ -22,15 +22,9 @@ from ._linalg import multi_dot
 from ._ops.linalg_lu import LEGACY_QR_RESULT, warn_once
 from ._ops.registry import Tensor
 
-COMPOSITES: dict[str, Callable] = {}
+COMPOSITES, _public = build.native_composites("tensormodes")
 REMOVED: dict[str, Callable] = {}
 
-
-def _public(impl: Callable) -> Callable:
-    """``impl`` as the public function ``tensormodes.<name>`` (handlers get only the arguments given)."""
-    func = build.composite("tensormodes", pass_defaults=False)(impl)
-    COMPOSITES[func.__name__] = func
-    return func
 
 
 @_public

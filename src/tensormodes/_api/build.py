@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+from collections.abc import Callable
 
 from .._autograd.graph import needs_grad, record
 from .._dispatch import kernel_site
@@ -326,3 +327,20 @@ def composite(module_name: str, *, pass_defaults: bool = True):
         return func
 
     return decorate
+
+
+def native_composites(module_name: str) -> tuple[dict[str, Callable], Callable]:
+    """A registry and a decorator for Python-written public functions of ``module_name`` that
+    PyTorch implements in C++ (so handlers get only the arguments given, as from C++ bindings).
+    The package face re-exports each registry; for example ``_integration.py`` starts with
+    ``COMPOSITES, _public = build.native_composites("tensormodes")`` and decorates
+    ``cumulative_trapezoid`` with ``@_public``.
+    """
+    registry: dict[str, Callable] = {}
+
+    def public(impl: Callable) -> Callable:
+        func = composite(module_name, pass_defaults=False)(impl)
+        registry[func.__name__] = func
+        return func
+
+    return registry, public
