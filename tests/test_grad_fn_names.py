@@ -75,6 +75,9 @@ CASES = [
     # embedding, dropout
     "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
     "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
+    # binary ops with a number: PyTorch's Scalar overloads have nodes of their own, under every name
+    "L.xlogy(x, 2)", "L.xlogy(2.5, y)", "L.xlogy(x, y)", "x.xlogy(2)", "L.special.xlogy(x, 2.0)",
+    "L.special.xlogy(3, y)", "L.special.xlog1py(2.0, y)", "L.special.zeta(x + 2, 3.0)", "L.special.expm1(x)",
 ]
 
 
@@ -248,3 +251,12 @@ def test_embedding_bag_scales_each_index_by_its_own_count():
     bags = F.embedding_bag(tm.tensor([1, 2, 3, 0, 1]), weight, tm.tensor([0, 5]), mode="sum", scale_grad_by_freq=True)
     (grad,) = tm.autograd.grad(bags.sum(), [weight])
     assert grad.flatten().tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_a_number_operand_names_the_scalar_overloads_node():
+    # PyTorch 2.13: xlogy.Scalar_Self is XlogyBackward1, xlogy.Scalar_Other XlogyBackward2, under
+    # torch.special's name too
+    x = tm.ones(3, requires_grad=True)
+    names = [type(r.grad_fn).__name__ for r in (tm.xlogy(x, x), tm.xlogy(2, x), tm.xlogy(x, 2.0),
+                                                  x.clone().xlogy_(2), tm.special.xlogy(x, 2.0))]
+    assert names == ["XlogyBackward0", "XlogyBackward1", "XlogyBackward2", "XlogyBackward2", "XlogyBackward2"]

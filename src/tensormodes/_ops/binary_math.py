@@ -350,8 +350,20 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     return input_grad, other_grad
 
 
+def scalar_overload_node(name: str):
+    """The backward node of the overload a call of a binary op reaches, as PyTorch numbers them:
+    ``<name>`` for two tensors, ``#1`` for a number first (``self_scalar``), ``#2`` for a number
+    second (``other_scalar``)."""
+    def node(input, other) -> str:
+        if isinstance(input, Number):
+            return f"{name}#1"
+        return f"{name}#2" if isinstance(other, Number) else name
+    return node
+
+
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, inplace_function=True, out=True,
+    meta=elementwise, grad=_xlogy_grad, node=scalar_overload_node("xlogy"), method=True, inplace=True,
+    inplace_function=True, out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
