@@ -100,6 +100,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
 )
 from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import is_storage, tensortype, typename
+from ._autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._integration import COMPOSITES as _INTEGRATION
@@ -178,6 +179,7 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile", "set_warn_always",
     "is_warn_always_enabled",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
     "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION,
     *_LINALG_LEGACY, *_LINALG_REMOVED,

@@ -21,6 +21,7 @@ from .._dispatch.python_dispatch import FORMULA_CALLS, HOOKS
 from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
+from .anomaly_mode import ANOMALY, check_gradients, report_failed_node
 from .grad_mode import _GRAD_ENABLED
 from .graph import (
     NEEDS_PARAM,
@@ -288,15 +289,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                 continue
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
-                running.node = node
-                results = _applied(node, tuple(grads)) if wanted is None else _applied_wanted(node, tuple(grads),
-                                                                                               wanted)
-                running.node = None
-                if node._post_hooks:
-                    for hook in node._post_hooks:
-                        replaced = hook(results, tuple(grads))
-                        if replaced is not None:
-                            results = tuple(replaced)
+                results = _run_node(running, node, tuple(grads), wanted)
             if not retain_graph:
                 node.release()
             if results is None:
@@ -333,6 +326,27 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _run_node(running: _Pass, node: Node, grads: tuple, wanted):
+    """``node``'s input gradients, its post hooks applied; under anomaly detection checked for NaN,
+    and a failure reported with the forward traceback of the call that made the node."""
+    running.node = node
+    try:
+        results = _applied(node, grads) if wanted is None else _applied_wanted(node, grads, wanted)
+        if ANOMALY.enabled:
+            check_gradients(node, results)
+    except BaseException:
+        if ANOMALY.enabled:
+            report_failed_node(node)
+        raise
+    running.node = None
+    if node._post_hooks:
+        for hook in node._post_hooks:
+            replaced = hook(results, grads)
+            if replaced is not None:
+                results = tuple(replaced)
+    return results
 
 
 # Keys of accumulations ready to run: below every node's key (-sequence number), so they run next,

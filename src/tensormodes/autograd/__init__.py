@@ -25,13 +25,15 @@ from .._autograd.function import Function, FunctionCtx
 from .._autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .._autograd.graph import Node
 from ..overrides import TorchFunctionMode, resolve_name
-from . import functional
+from . import anomaly_mode, functional
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "BackwardOverride", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck",
-           "GradcheckError", "Node", "RemovableHandle", "functional"]
+           "GradcheckError", "Node", "RemovableHandle", "functional", "anomaly_mode", "detect_anomaly",
+           "set_detect_anomaly"]
 
 
 class BackwardOverride(TorchFunctionMode):
