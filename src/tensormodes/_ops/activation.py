@@ -20,6 +20,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import copy_of
+from ._cephes import exp_of
+from ._random_math import fma32
+from ._vector_kernels import HALF_VECTOR_LANES, row_sums, sleef_expf
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -207,6 +210,37 @@ def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_d
     return grad_output, output, axis
 
 
+def _half_kernel_sums(values: np.ndarray, axis: int) -> np.ndarray:
+    """The float32 sums of ``values`` along ``axis`` (kept) as PyTorch's half-type softmax backward
+    kernels add them: along the last dim in its vector reduction's lane order (``row_sums``), along
+    another dim one position after another (its vertical sums)."""
+    if values.ndim == 0 or values.size == 0 or axis != values.ndim - 1:
+        return np.add.reduce(values, axis if values.ndim else None, keepdims=True)
+    length = values.shape[-1]
+    return row_sums(values.reshape(-1, length)).reshape(values.shape[:-1] + (1,))
+
+
+_BACKWARD_BLOCK_BYTES = 128 * 1024  # the inner-dim kernels' working block along the softmax dim
+
+
+def _half_kernel_exponentials(out: np.ndarray, axis: int) -> np.ndarray:
+    """``exp`` of a half log_softmax result (as float32) as its backward kernel computes it:
+    Sleef's vector ``exp`` along the last dim. Along another dim the kernel walks the inner
+    positions in chunks (as many as fit 128 KiB of half values along the dim, whole vectors of 32,
+    at least one); the positions after a chunk's last whole vector take the C library's ``expf``."""
+    if out.ndim == 0 or axis == out.ndim - 1:
+        return sleef_expf(out)
+    length, inner = out.shape[axis], int(np.prod(out.shape[axis + 1:]))
+    chunk = max(_BACKWARD_BLOCK_BYTES // length // 2, HALF_VECTOR_LANES) // HALF_VECTOR_LANES * HALF_VECTOR_LANES
+    position = np.arange(inner)
+    chunk_length = np.minimum(chunk, inner - position // chunk * chunk)
+    scalar = position % chunk >= chunk_length - chunk_length % HALF_VECTOR_LANES
+    blocks = out.reshape(-1, length, inner)
+    if not scalar.any():
+        return sleef_expf(out)
+    return np.where(scalar, exp_of(blocks), sleef_expf(blocks)).reshape(out.shape)
+
+
 def _backward_meta(kernel: str):
     def backward_data(grad_output, output, dim, input_dtype):
         _backward_checks(grad_output, output, dim, input_dtype, kernel)
@@ -252,7 +286,10 @@ def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "softmax")
     result = grad * out
-    result -= out * np.add.reduce(result, axis, keepdims=True)
+    if grad_output.dtype in HALF_TYPES:
+        result = (grad - _half_kernel_sums(result, axis)) * out
+    else:
+        result -= out * np.add.reduce(result, axis, keepdims=True)
     return np.asarray(result.astype(grad_output.dtype, copy=False))
 
 
@@ -289,6 +326,9 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     tensor([ 0.5000, -0.5000])
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
+    if grad_output.dtype in HALF_TYPES:
+        total = np.broadcast_to(_half_kernel_sums(grad, axis), grad.shape)
+        return np.asarray(fma32(-_half_kernel_exponentials(out, axis), total, grad).astype(grad_output.dtype))
     if not out.ndim:
         result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
         return np.asarray(result.astype(grad_output.dtype, copy=False))
