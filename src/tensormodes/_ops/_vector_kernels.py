@@ -18,9 +18,9 @@ import numpy as np
 
 from ._random_math import fma32
 
-__all__ = ["HALF_VECTOR_LANES", "row_sums", "sleef_expf"]
+__all__ = ["FLOAT_LANES", "HALF_VECTOR_LANES", "float_row_sums", "row_sums", "sleef_expf"]
 
-_FLOAT_LANES = 16  # float32 lanes of one AVX-512 vector
+FLOAT_LANES = _FLOAT_LANES = 16  # float32 lanes of one AVX-512 vector
 HALF_VECTOR_LANES = 2 * _FLOAT_LANES  # half values loaded per step (widened to two float32 vectors)
 
 
@@ -57,10 +57,33 @@ def row_sums(values: np.ndarray) -> np.ndarray:
     elif rest:
         first[:, :rest] += values[:, whole:]
     first += second
+    return _across_lanes(first)
+
+
+def _across_lanes(lanes: np.ndarray) -> np.ndarray:
+    """``vec_reduce_all``'s AVX-512 horizontal sum of 16-lane rows: lane i plus lane i + 8, then
+    + 4, + 2, + 1 (its shuffles); lane 0 holds the sum."""
     lane = np.arange(_FLOAT_LANES)
-    for distance in (8, 4, 2, 1):  # the shuffles of the AVX-512 horizontal reduction
-        first = first + first[:, lane ^ distance]
-    return first[:, 0]
+    for distance in (8, 4, 2, 1):
+        lanes = lanes + lanes[:, lane ^ distance]
+    return lanes[:, 0]
+
+
+def float_row_sums(values: np.ndarray) -> np.ndarray:
+    """The float32 sums of the rows of ``values`` (float32, ``(rows, n)``) as a kernel's own loop over
+    16-lane float vectors adds them (the half-type softmax's): one accumulator takes each whole
+    vector, its lanes are summed (``_across_lanes``), then the elements after the last whole
+    vector are added one at a time."""
+    whole = values.shape[1] - values.shape[1] % _FLOAT_LANES
+    total = np.zeros(values.shape[0], np.float32)
+    if whole:
+        lanes = values[:, :_FLOAT_LANES].copy()
+        for start in range(_FLOAT_LANES, whole, _FLOAT_LANES):
+            lanes += values[:, start:start + _FLOAT_LANES]
+        total = _across_lanes(lanes)
+    for column in range(whole, values.shape[1]):
+        total += values[:, column]
+    return total
 
 
 _LOG2_E = np.float32(1.442695040888963407359924681001892137426645954152985934135449406931)
