@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._cephes import exp_of
 from ._random_math import fma32
 
-__all__ = ["FLOAT_LANES", "HALF_VECTOR_LANES", "float_row_sums", "row_sums", "sleef_expf"]
+__all__ = ["FLOAT_LANES", "HALF_VECTOR_LANES", "float_row_sums", "half_loop_exp", "row_sums", "sleef_expf"]
 
 FLOAT_LANES = _FLOAT_LANES = 16  # float32 lanes of one AVX-512 vector
 HALF_VECTOR_LANES = 2 * _FLOAT_LANES  # half values loaded per step (widened to two float32 vectors)
@@ -119,3 +120,15 @@ def sleef_expf(x: np.ndarray) -> np.ndarray:
     nan = np.isnan(x)
     u[nan] = x[nan]
     return u.reshape(shape)
+
+
+def half_loop_exp(x: np.ndarray, tail: np.ndarray | None) -> np.ndarray:
+    """``exp`` of float32 ``x`` as a half-type pointwise kernel computes it: Sleef's in its vector
+    steps, the C library's ``expf`` where ``tail`` marks its scalar loop's elements (None: none).
+
+    >>> half_loop_exp(np.array([0.5, 0.5], np.float32), np.array([False, True])).tolist()
+    [1.6487212181091309, 1.6487212181091309]
+    """
+    if tail is None:
+        return sleef_expf(x)
+    return np.where(tail, exp_of(x), sleef_expf(x))
