@@ -35,6 +35,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._pointwise import BLOCK, _half_scalar_tail, _opmath, blockwise
 from ._samples import BF16, F16, M23, SCALAR_F64
+from ._vector_kernels import half_loop_exp
 from .common import (
     HALF_TYPES,
     check_same_shape_or_broadcast,
@@ -48,7 +49,6 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from ._vector_kernels import half_loop_exp
 from .special import _half_gelu_erf, gelu_erf
 
 _F32 = np.dtype(np.float32)
