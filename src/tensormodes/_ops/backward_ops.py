@@ -33,8 +33,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._pointwise import BLOCK, _opmath, blockwise
+from ._pointwise import BLOCK, _half_scalar_tail, _opmath, blockwise
 from ._samples import BF16, F16, M23, SCALAR_F64
+from ._vector_kernels import half_loop_exp
 from .common import (
     HALF_TYPES,
     check_same_shape_or_broadcast,
@@ -347,7 +348,11 @@ def silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     """
     (dy, x), result_type = _operands("silu_backward_cpu", grad_output, input)
     w = x.dtype.type
-    sigmoid = _sigmoid(x)
+    if result_type in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
+        with quiet():
+            sigmoid = w(1) / (w(1) + half_loop_exp(-x, _half_scalar_tail(x.shape, grad_output, input)))
+    else:
+        sigmoid = _sigmoid(x)
     with quiet():  # inf * 0 at infinite x: NaN, as PyTorch's kernel gives
         return _finished(dy * sigmoid * _fma(x, w(1) - sigmoid, w(1)), result_type)
 

@@ -21,7 +21,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from ._pointwise import _half_scalar_tail
 from ._random_math import fma32
+from ._vector_kernels import half_loop_exp
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -157,6 +159,8 @@ def _silu(input: Tensor) -> Tensor:
     """
     x = input if input.dtype.kind == "c" else _floating(input, "silu_cpu")
     with quiet():  # exp(-x) overflows to inf for very negative x: the result is then -0.0
+        if input.dtype in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
+            return _rounded(x / (1 + half_loop_exp(-x, _half_scalar_tail(input.shape, input))), input)
         return _rounded(x / (1 + np.exp(-x)), input)
 
 
