@@ -383,6 +383,8 @@ def _as_written(lib):
     aten.softplus.default(y, 1, 20)
     aten.softplus.default(y, 1.0, 20.0)  # a Scalar keeps its type
     aten.nan_to_num.default(y, 0)  # a float takes the int: 0.0, not the default None
+    aten.nan_to_num.default(y, posinf=2)  # by name: placed, the default before it filled in
+    aten.elu.default(y, scale=2)
 
 
 AS_WRITTEN = [
@@ -395,8 +397,10 @@ AS_WRITTEN = [
     "aten.softplus.default tuple[T] {}",
     "aten.softplus.default tuple[T,1.0,20.0] {}",
     "aten.nan_to_num.default tuple[T,0.0] {}",
+    "aten.nan_to_num.default tuple[T,None,2.0] {}",
+    "aten.elu.default tuple[T,1,2] {}",
 ]
-_AS_WRITTEN_OPS = ("new_empty", "sum", "max_pool2d", "softplus", "nan_to_num")
+_AS_WRITTEN_OPS = ("new_empty", "sum", "max_pool2d", "softplus", "nan_to_num", "elu")
 
 
 def test_direct_calls_reach_modes_as_written():

@@ -191,7 +191,7 @@ def normalized(overload, bound: dict) -> tuple[tuple, dict]:
     args, kwargs, pending = [], {}, []
     for argument in overload._schema.arguments:
         given = argument.name in bound
-        value = bound[argument.name] if given else argument.default_value
+        value = bound[argument.name] if given else getattr(argument.default_value, "value", argument.default_value)
         at_default = not given or (argument.has_default_value and
                                    at_schema_default(value, argument.default_value, argument.type))
         if type(value) is int and argument.type in ("float", "float?"):
