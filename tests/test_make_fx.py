@@ -711,7 +711,7 @@ def test_saved_outputs_are_the_forward_nodes_not_constants():
 # Decompositions whose ops differ from PyTorch's decomposition of the same op, each for a reason:
 # trace reaches diagonal_copy, which this library has no aten form of (its diagonal is the view);
 # PyTorch's sinc divides sin(0) by 0 and masks the NaN, so its gradient at 0 is NaN (the op's is 0).
-DECOMPOSITIONS_DIFFERING_FROM_PYTORCH = {"aten.sinc.default", "aten.trace.default"}
+DECOMPOSITIONS_DIFFERING_FROM_PYTORCH = {"aten.sinc.default"}  # (PyTorch's gradient at 0 is NaN)
 
 
 @pytest.mark.torch
@@ -768,6 +768,7 @@ def test_decompositions_record_pytorchs_sequences_literally():
             "aten.var_mean.correction", "getitem", "getitem", "aten.add.Tensor", "aten.rsqrt.default",
             "aten.sub.Tensor", "aten.mul.Tensor"]),
         aten.vdot.default: ((_f(3), _f(3, seed=1)), ["aten.dot.default"]),
+        aten.trace.default: ((_f(3, 4),), ["aten.diagonal_copy.default", "aten.sum.default"]),
     }
     for op, (args, expected) in cases.items():
         gm = make_fx(functools.partial(decomposition_table[op], *args))()

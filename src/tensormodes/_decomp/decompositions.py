@@ -340,7 +340,10 @@ def _sum_dims(self, dim, keepdim):
 
 @register(aten.trace.default, core=True)
 def trace(self):
-    return aten.sum.default(aten.diagonal.default(self))
+    # PyTorch's ``sum(diag(self))``: ``diag`` of a matrix is ``diagonal_copy``
+    if self.dim() != 2:
+        raise RuntimeError(f"expected a matrix, but got tensor with dim {self.dim()}")
+    return aten.sum.default(aten.diagonal_copy.default(self))
 
 
 @register(aten.outer.default, core=True)
