@@ -403,18 +403,7 @@ def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
         if always:
             lines.extend(conversion)
         else:
-            # ``_same`` is never true against None or _MISSING: those tests are left out
-            terms = [f"{v} is _D{i}"]
-            if strict:  # a Scalar given: at its schema default only as the same type
-                terms.append(f"_same_scalar({v}, _F{i})")
-            else:
-                if not by_value:  # the public default is not the schema's: given, only the schema's counts
-                    terms.append(f"{v} is _F{i}")
-                elif default is not None and default is not _MISSING:
-                    terms.append(f"_same({v}, _D{i})")
-                if fill is not None and fill is not _MISSING and fill is not default:
-                    terms.append(f"_same({v}, _F{i})")
-            lines.append(f"{d} = {' or '.join(terms)}")
+            lines.append(f"{d} = {' or '.join(_default_terms(i, default, fill, strict, by_value))}")
             lines.append(f"if {d}:")
             lines.append(f"    {v} = _F{i}")
             if conversion:
@@ -503,6 +492,23 @@ def _int_list(value, size: int) -> list:
 _SIMPLE = frozenset({int, float, bool, str, list, tuple})
 _NUMBERS = frozenset({int, float})
 _SEQUENCES = frozenset({list, tuple})
+
+
+def _default_terms(i: int, default, fill, strict: bool, by_value: bool) -> list[str]:
+    """``form_source``'s tests of whether argument ``i``'s value ``v{i}`` is at its default, as
+    ``_schema_form_interpreted`` makes them (``_same`` is never true against None or _MISSING:
+    those tests are left out)."""
+    v = f"v{i}"
+    terms = [f"{v} is _D{i}"]
+    if strict:  # a Scalar given: at its schema default only as the same type
+        return [*terms, f"_same_scalar({v}, _F{i})"]
+    if not by_value:  # the public default is not the schema's: given, only the schema's counts
+        terms.append(f"{v} is _F{i}")
+    elif default is not None and default is not _MISSING:
+        terms.append(f"_same({v}, _D{i})")
+    if fill is not None and fill is not _MISSING and fill is not default:
+        terms.append(f"_same({v}, _F{i})")
+    return terms
 
 
 def _form(overload) -> list[tuple]:
