@@ -449,15 +449,17 @@ def call_overload(overload, args: tuple, kwargs: dict):
             getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
         python_dispatch.check_positional(overload, args)
-        if len(args) > _required_positional(overload):  # trailing ones at their defaults are dropped
-            args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, {}))
+        if len(args) > overload._required_positional:  # trailing ones at their defaults are dropped
+            args, kwargs = python_dispatch.as_dispatched(overload, args, kwargs)
         records = False
         for value in args:
             if getattr(value, "_requires_grad", False):
                 records = True
                 break
-    if records and grad_enabled():
-        opdef = overload._opdef
+    opdef = overload._opdef
+    # A factory (``new_empty``) or an op without gradients records nothing: it goes down the
+    # chain as written, not in its public function's form (which adds ``pin_memory=False``).
+    if records and grad_enabled() and not opdef.factory and opdef.differentiable is not False:
         args, kwargs = python_dispatch.public_call(overload, args, kwargs, checked=True)  # (checked above)
         if opdef.saves and overload._kind == "functional":
             # The recorded output, and the intermediates the overload also returns (computed
@@ -466,16 +468,6 @@ def call_overload(overload, args: tuple, kwargs: dict):
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
         return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
     return python_dispatch.call_overload(overload, args, kwargs)
-
-
-def _required_positional(overload) -> int:
-    """How many positional arguments ``overload``'s schema has without a default (cached): a direct
-    call giving more may hold some at their defaults, which PyTorch's dispatcher leaves out."""
-    count = overload.__dict__.get("_required_positional")
-    if count is None:
-        count = overload._required_positional = sum(
-            1 for a in overload._schema.arguments if not a.kwarg_only and not a.has_default_value)
-    return count
 
 
 def below(overload, args: tuple, kwargs: dict):

@@ -490,6 +490,7 @@ _TAKES_TENSOR, _TAKES_NUMBER, _TAKES_INTS = "tensor", "number", "ints"
 _GRAD = python_dispatch.HOOKS  # ``enabled``: grad mode's flag, given by the autograd layer
 _FORMULA_CALLS = python_dispatch.FORMULA_CALLS
 _run_chain = python_dispatch.run_chain
+_as_dispatched = python_dispatch.as_dispatched
 
 # -- overloads and packets -----------------------------------------------------------------
 
@@ -611,6 +612,10 @@ class OpOverload:
     # The kernel end when schema-form positional arguments are the implementation's own (set
     # with ``_kernel`` at the first call that reaches the kernel; None before, or when they are not).
     _plain_kernel = None
+    # How many positional arguments the schema has without a default: a direct call giving more
+    # may hold trailing ones at their defaults, which PyTorch's dispatcher leaves out (set by
+    # ``python_dispatch.as_dispatched`` at its first look; 0 before, so that it looks).
+    _required_positional = 0
 
     def __call__(self, /, *args, **kwargs):
         if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
@@ -641,7 +646,11 @@ class OpOverload:
                         except TypeError:
                             python_dispatch.bind(self, args, kwargs)  # PyTorch's error for wrong arguments
                             raise
+            if kwargs or len(args) > self._required_positional:  # (the class's 0 until the first look)
+                args, kwargs = _as_dispatched(self, args, kwargs)
             return _run_chain(self, args, kwargs)
+        if kwargs or len(args) > self._required_positional:
+            args, kwargs = _as_dispatched(self, args, kwargs)
         return python_dispatch.call_overload(self, args, kwargs)
 
     def __repr__(self) -> str:
