@@ -21,7 +21,8 @@ Could not guard on data-dependent expression u0 > 0 (unhinted: u0 > 0).  (Size-l
 
 Derived expressions print in PyTorch's (sympy's) form for sums, differences and products with
 numbers (``2*u0 + 1``, ``3 - u0``); other combinations print readably but not always as sympy
-would simplify them (``u0*u0`` where PyTorch prints ``u0**2``). A symbolic value also carries, when
+would simplify them (``u0*u0`` where PyTorch prints ``u0**2``; ``n % 3`` always ``PythonMod(u0, 3)``,
+which PyTorch prints ``Mod(u0, 3)`` once ``u0`` has been a size). A symbolic value also carries, when
 it is one, its affine form ``a*leaf + b`` in one leaf symbol, which fake tensors use for sizes.
 """
 

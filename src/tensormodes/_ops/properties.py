@@ -90,7 +90,9 @@ def numel(input: Tensor) -> int:
     6
     """
     size = input.size
-    return size if type(size) is SymInt else int(size)  # a fake tensor's unbacked size: the SymInt
+    if type(size) is int or type(size) is SymInt:  # (a fake tensor's unbacked size: the SymInt itself)
+        return size
+    return int(size)
 
 
 @op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
