@@ -807,7 +807,7 @@ def _build() -> None:
         _BUILT.set()
 
 
-_SYMBOLIC = frozenset({SymInt, SymFloat, SymBool})
+_SYMBOLIC_SCALARS = frozenset({SymInt, SymFloat, SymBool})
 
 
 def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOverload | None:
@@ -824,7 +824,7 @@ def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOv
         value = arguments.get(name)
         if type(value) in (int, float, bool, complex) and any(type(w) is type(value) and w == value for w in wrapped):
             return None
-        if type(value) in _SYMBOLIC and any(w is value for w in wrapped):  # (== of symbols is symbolic)
+        if type(value) in _SYMBOLIC_SCALARS and any(w is value for w in wrapped):  # (== of symbols is symbolic)
             return None
     for overload in forms:
         if overload._fits(arguments) == 2:
