@@ -132,6 +132,7 @@ from ._runtime import (
     set_warn_always,
     use_deterministic_algorithms,
 )
+from ._symbolic import SymBool, SymFloat, SymInt, sym_float
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .func import vmap
 from .nn._functional._common import TOP_LEVEL as _TOP_LEVEL
@@ -171,6 +172,7 @@ __all__ = [
     "return_types", "modes", "special", "fft", "distributions", "distributed", "onnx", "utils", "testing", "fx",
     "func", "vmap",
     "save", "load", "from_dlpack", "ops", "Tag",
+    "SymInt", "SymFloat", "SymBool", "sym_float",  # unbacked symbolic scalars (make_fx's fake tracing)
     # runtime and devices (CPU-only answers)
     "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -186,11 +188,13 @@ __all__ = [
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
+_SYMBOLIC = ("SymInt", "SymFloat", "SymBool", "sym_float")
+
 # PyTorch's get_ignored_functions(): the face's callables that are neither classes of
 # tensors nor generated op functions (those take part in the protocol).
 _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
     and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
-    and name not in _LINALG_LEGACY
+    and name not in _LINALG_LEGACY and name not in _SYMBOLIC  # (PyTorch ignores none of these either)
     and (isinstance(value, type) or value not in _dispatch.PUBLIC_NAMES))  # (composites: detach_ ...; device stays)

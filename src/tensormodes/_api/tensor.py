@@ -35,6 +35,7 @@ from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import ops, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
+from .._symbolic import SymFloat, SymInt
 from .._tensor_base import TensorBase, set_requires_grad
 from .declarations import tensor_api
 from .tensor_conversions import TensorConversions, _unwrap_nested
@@ -519,7 +520,10 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return _plain_bool(self)
         if self._data.size != 1:
             _raise_ambiguous(self)
-        return bool(_local_scalar_dense(self))
+        value = _local_scalar_dense(self)
+        if type(value) is SymInt or type(value) is SymFloat:  # an unbacked symbol: PyTorch's int()/float() error
+            int(value) if type(value) is SymInt else float(value)
+        return bool(value)
 
     @tensor_api(returns_value=True, plain=_plain_float)
     def __float__(self) -> float:

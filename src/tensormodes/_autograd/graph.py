@@ -26,6 +26,7 @@ from .._meta_array import MetaArray, contiguous_strides
 from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
 from .._state import STATE
+from .._symbolic import SymBool, SymFloat, SymInt
 from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
 from .grad_mode import grad_enabled
 from .nodes import (
@@ -224,7 +225,7 @@ def _plain_outputs(formula) -> frozenset:
 
 
 _NO_EDGE = (None, 0)
-_NUMBERS = frozenset({int, float, complex, bool})
+_NUMBERS = frozenset({int, float, complex, bool, SymInt, SymFloat, SymBool})  # (unbacked ones too: make_fx)
 # Ops whose Python-number operands PyTorch wraps as tensors (``x * 2`` is ``mul.Tensor``
 # with a wrapped number) and whose nodes save them (MulBackward0, DivBackward0): the number
 # is freed after backward like a saved tensor, so a second backward raises. Other ops take

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from .._ops import OPS, OpDef
 from .._ops.registry import TensorKind
 from .._state import STATE as _STATE
+from .._symbolic import SymBool, SymFloat, SymInt
 from .._tensor_base import PLAIN as _PLAIN
 from .._tensor_base import TensorBase
 from . import python_dispatch
@@ -815,6 +816,9 @@ def _build() -> None:
         _BUILT.set()
 
 
+_SYMBOLIC_SCALARS = frozenset({SymInt, SymFloat, SymBool})
+
+
 def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOverload | None:
     """The overload a gradient formula's call of ``opdef`` reaches where it differs from a public
     call's: PyTorch's formulas are C++, which passes a number as a Scalar (``grad.div(n)`` is
@@ -828,6 +832,8 @@ def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOv
     for name in opdef.tensor_params:
         value = arguments.get(name)
         if type(value) in (int, float, bool, complex) and any(type(w) is type(value) and w == value for w in wrapped):
+            return None
+        if type(value) in _SYMBOLIC_SCALARS and any(w is value for w in wrapped):  # (== of symbols is symbolic)
             return None
     for overload in forms:
         if overload._fits(arguments) == 2:

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
+from .._symbolic import SymFloat, SymInt
 from .._tensor_base import PLAIN, TensorBase
 
 ND = np.ndarray
@@ -399,6 +400,8 @@ def conjugate(x):
     if isinstance(x, (int, float, complex, np.generic)):  # concrete types: cheaper than numbers.Number
         return x.conjugate()
     if type(x) is PLAIN.tensor and x._data.dtype.kind != "c":  # (no call of the public method)
+        return x
+    if type(x) is SymInt or type(x) is SymFloat:  # an unbacked real number (make_fx's fake tracing)
         return x
     return x.conj() if x.is_complex() else x
 

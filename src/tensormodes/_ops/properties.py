@@ -13,6 +13,7 @@ from .. import _dtype as dt
 from .._device import check_compute_device
 from .._memory_format import copied_as, preserve_format, strided
 from .._meta_array import MetaArray, contiguous_strides, dense_strides, view_of
+from .._symbolic import SymInt
 from ._samples import I23, M23, SCALAR
 from .common import ops, resolve_dtype
 from .meta_rules import MetaRule, checked_data_dependent, metadata, rule, same_metadata
@@ -88,7 +89,10 @@ def numel(input: Tensor) -> int:
     >>> tm.numel(tm.zeros(2, 3))
     6
     """
-    return int(input.size)
+    size = input.size
+    if type(size) is int or type(size) is SymInt:  # (a fake tensor's unbacked size: the SymInt itself)
+        return size
+    return int(size)
 
 
 @op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)

@@ -44,7 +44,9 @@ from .._dispatch.aten import Tag, aten
 from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._meta_array import MetaArray, WrapperArray
 from .._overrides.dispatch import _disabled_torch_function_impl
+from .._symbolic import SYMBOLS_MADE, ShapeEnv
 from .._tensor_base import TensorBase
+from .unbacked import has_symbolic, run_unbacked, unbacked_scalar
 
 __all__ = ["FakeTensor", "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException",
            "UnsupportedFakeTensorException", "DispatchCacheInfo"]
@@ -138,9 +140,15 @@ class FakeTensor(Tensor):
         return fake_repr(self)
 
     def tolist(self):
-        """The values, for a tensor made from Python data; else ``DataDependentOutputException``
-        naming ``aten._local_scalar_dense.default``, as PyTorch. (``item()``, ``bool()``, ``int()``
-        ... reach that op, which the mode runs on a constant and refuses otherwise.)"""
+        """The values, for a tensor made from Python data; else, with a ``shape_env`` (``make_fx``'s
+        fake tracing), unbacked symbols read as PyTorch reads them (``unbind`` then ``item`` per
+        element); else ``DataDependentOutputException`` naming ``aten._local_scalar_dense.default``,
+        as PyTorch. (``item()``, ``bool()``, ``int()`` ... reach that op, which the mode runs on a
+        constant and refuses otherwise.)"""
+        if self.constant is None and self.fake_mode is not None and self.fake_mode.shape_env is not None:
+            if not self._data.shape:
+                return self.item()
+            return [row.tolist() for row in self.unbind(0)]
         return _constant_of(self).tolist()
 
     def cpu(self, memory_format=None):
@@ -312,7 +320,11 @@ class FakeTensorMode(TorchDispatchMode):
 
     ``allow_non_fake_inputs=False``: a real tensor meeting a fake one in an op raises PyTorch's
     AssertionError naming the option; with True it is converted (``from_tensor``).
-    ``shape_env`` (symbolic shapes) is not supported: fake tensors have static shapes here.
+    ``shape_env``: a ``tensormodes.fx.experimental.symbolic_shapes.ShapeEnv`` (``make_fx``'s fake
+    tracing passes one), with which reading a value (``.item()``, ``tolist()``) gives an unbacked
+    symbol (``u0``, ``zuf0``) instead of raising ``DataDependentOutputException``, and factories,
+    pointwise ops and reductions take sizes holding one (``tensormodes._subclasses.unbacked``).
+    Input shapes stay static (no ``tracing_mode="symbolic"``).
 
     It is an *infra* mode: user dispatch modes entered inside it still run first, and see
     fake tensors. Results are cached per op and argument metadata (``cache_info()``).
@@ -323,13 +335,12 @@ class FakeTensorMode(TorchDispatchMode):
 
     def __init__(self, *, allow_fallback_kernels: bool = True, allow_non_fake_inputs: bool = False,
                  shape_env=None, static_shapes: bool | None = None, export: bool = False) -> None:
-        if shape_env is not None:
-            raise NotImplementedError("FakeTensorMode(shape_env=...): tensormodes has no symbolic shapes; fake "
-                                      "tensors have static shapes (pass shape_env=None)")
+        if shape_env is not None and not isinstance(shape_env, ShapeEnv):
+            raise TypeError(f"FakeTensorMode(shape_env=...): expected a ShapeEnv, got {type(shape_env).__name__}")
         super().__init__()
         self.allow_fallback_kernels = allow_fallback_kernels
         self.allow_non_fake_inputs = allow_non_fake_inputs
-        self.shape_env = None
+        self.shape_env = shape_env
         self.static_shapes = True
         self.export = export
         self._memo: dict[int, tuple] = {}
@@ -499,11 +510,18 @@ class FakeTensorMode(TorchDispatchMode):
         if not info.random and _all_constant(args, kwargs):
             return self._run_on_constants(func, args, kwargs)
         if info.data_dependent:
+            if func is _LOCAL_SCALAR_DENSE and self.shape_env is not None:
+                value = unbacked_scalar(self.shape_env, args[0])
+                if value is not None:
+                    return value
             _raise_if_data_dependent(func, args, kwargs)
         if info.factory:
             kwargs = {**kwargs, "device": _META}
         if info.writes:
             _drop_constants(args, kwargs)
+        if SYMBOLS_MADE[0] and has_symbolic(args, kwargs):  # only once some trace has read a value
+            return run_unbacked(func, args, kwargs, info.writes,
+                                lambda a, k: self._adopt(disabled_torch_dispatch_impl(func, (), a, k)))
         out = disabled_torch_dispatch_impl(func, (), args, kwargs)
         return self._adopt(out)
 

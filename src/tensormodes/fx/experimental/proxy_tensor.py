@@ -30,6 +30,7 @@ from typing import Any
 
 from ..._dispatch.aten import Tag
 from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode, render_call
+from ..._symbolic import ShapeEnv, SymBool, SymFloat, SymInt
 from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
@@ -63,6 +64,10 @@ class _Tracer:
         # ids of the traced tensors whose value is known at trace time (PyTorch's constants): a
         # literal of at most one element, and such results of ops on them
         self.known: set[int] = set()
+        # the unbacked symbolic scalars of a fake trace (``.item()``'s, and arithmetic on them): id ->
+        # (value, node); the arithmetic's nodes, erased at the end when nothing uses them (PyTorch's)
+        self.symbols: dict[int, tuple[Any, Any]] = {}
+        self.symbol_nodes: list = []
 
     def all_known(self, args: tuple, kwargs: dict) -> bool:
         """Whether every tensor among the arguments has a value the trace may read: a constant
@@ -101,13 +106,41 @@ class _Tracer:
         return node
 
     def arg(self, value):
-        """``value`` (an op's argument) with tensors replaced by their nodes."""
+        """``value`` (an op's argument) with tensors and symbolic scalars replaced by their nodes."""
         if isinstance(value, TensorBase):
             return self.node_of(value)
         kind = type(value)
         if kind is list or kind is tuple:
             return kind(self.arg(v) for v in value)
+        if kind in _SYMBOLIC_TYPES:
+            return self.symbol_node(value)
         return value
+
+    def record_symbolic(self, value) -> None:
+        """Record Python arithmetic on symbols (``n * 2``) as a node (``operator.mul``), at once
+        as PyTorch's make_fx (the ShapeEnv's ``recorder``)."""
+        node = self.stamp(self.graph.create_node("call_function", value._op, tuple(self.arg(a) for a in value._args),
+                                                 {}, name=value.node_name()))
+        node.meta["val"] = value
+        self.symbols[id(value)] = (value, node)
+        self.symbol_nodes.append(node)
+
+    def symbol_node(self, value):
+        """The node whose value the symbolic scalar ``value`` is; a size the fake tensor rules
+        derived (``2*u0`` of a result) is recorded where first used."""
+        slot = self.symbols.get(id(value))
+        if slot is not None:
+            return slot[1]
+        if value._op is None:
+            raise RuntimeError(f"make_fx: the symbol {value} was not made by this trace")
+        self.record_symbolic(value)
+        return self.symbols[id(value)][1]
+
+    def erase_unused_symbolic(self) -> None:
+        """Erase the arithmetic nodes nothing uses (latest first, so chains go), as PyTorch's."""
+        for node in reversed(self.symbol_nodes):
+            if not node.users:
+                self.graph.erase_node(node)
 
     def track(self, value, node) -> None:
         """Remember ``node`` as the maker of ``value`` (an op's result). A tuple result (named
@@ -116,6 +149,8 @@ class _Tracer:
         if isinstance(value, TensorBase):
             self.slots[id(value)] = (value, node)
             self.by_data[id(value._data)] = (value._data, node)
+        elif type(value) in _SYMBOLIC_TYPES:  # ``_local_scalar_dense``'s unbacked symbol
+            self.symbols[id(value)] = (value, node)
         elif isinstance(value, (tuple, list)):
             for index, item in enumerate(value):
                 self.track(item, self.stamp(self.graph.create_node("call_function", operator.getitem, (node, index),
@@ -127,6 +162,8 @@ class _Tracer:
         if isinstance(value, TensorBase):
             return self.node_of(value)
         kind = type(value)
+        if kind in _SYMBOLIC_TYPES:
+            return self.symbol_node(value)
         if kind is tuple or kind is list:
             return kind(self.output(v) for v in value)
         if kind is dict:
@@ -227,6 +264,7 @@ def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
 
 
 _DATA_DEPENDENT = Tag.data_dependent_output
+_SYMBOLIC_TYPES = frozenset({SymInt, SymFloat, SymBool})
 _LIFT_FRESH = aten.lift_fresh.default
 _LIFT_FRESH_COPY = aten.lift_fresh_copy.default
 _NODE_NAMES: dict = {}
@@ -272,7 +310,9 @@ def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, all
     tracer = _Tracer()
     fake_mode = None
     if tracing_mode == "fake":
-        fake_mode = FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
+        # with a ShapeEnv, as PyTorch's: values read from fake tensors become unbacked symbols
+        fake_mode = FakeTensorMode(allow_non_fake_inputs=allow_non_fake, shape_env=ShapeEnv())
+        fake_mode.shape_env.recorder = tracer.record_symbolic
         args = tuple(tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, TensorBase) else a, args))
     flat_inputs = _placeholders(tracer, f, args)
     if flat_inputs is not None:
@@ -285,7 +325,10 @@ def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, all
             scopes.enter_context(fake_mode)
         scopes.enter_context(proxy_mode)
         result = f(*args)
+    if fake_mode is not None:
+        fake_mode.shape_env.recorder = None  # symbols used after the trace record nothing
     tracer.graph.output(tracer.output(result))
+    tracer.erase_unused_symbolic()
     name = getattr(f, "__name__", None) if not isinstance(f, Module) else type(f).__name__
     return GraphModule(tracer.root, tracer.graph, name if isinstance(name, str) else "GraphModule")
 
