@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     fft_transforms,
     float_parts,
     grids,
+    histograms,
     index_arithmetic,
     indexing,
     indexing_selection,
