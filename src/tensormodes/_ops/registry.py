@@ -46,7 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 __all__ = ["op", "alias", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index", "Tensor",
-           "TensorKind", "RETURN_TYPES", "tensor_kind_of", "scratch_table"]
+           "TensorKind", "RETURN_TYPES", "tensor_kind_of", "scratch_table", "register_return_type"]
 
 # Which public callable a dunder presents to handlers (see ``Dunder``).
 METHOD, OWN = "method", "own"
@@ -404,6 +404,16 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
         return kernel
 
     return register
+
+
+def register_return_type(name: str, fields: tuple[str, ...]) -> type:
+    """A ``torch.return_types`` named tuple for a composite that is not an op of the table
+    (``histogramdd``), made like the ops' (``returns=``) and registered with them.
+
+    >>> register_return_type.__name__
+    'register_return_type'
+    """
+    return _return_type(name, fields, _tables()[1])
 
 
 def _return_type(name: str, fields: tuple[str, ...], return_types: dict[str, type]) -> type:
