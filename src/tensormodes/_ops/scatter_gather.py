@@ -590,7 +590,11 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         shape = input.shape
     if type(input) is MetaArray:
         return MetaArray(tuple(shape), input.dtype)
-    return np.where(mask, fill, input)
+    # a copy with the value written where the mask is set: np.where's values (``fill`` is a 0-dim
+    # array of the input's dtype), faster for a broadcast mask (attention's causal one: 11 -> 6.5 us)
+    result = (input if shape == input.shape else np.broadcast_to(input, shape)).copy()
+    np.copyto(result, fill, where=mask)
+    return result
 
 
 def _masked_scatter_grad(grad, mask, source_shape):
