@@ -124,3 +124,56 @@ def test_a_composite_reaching_a_declared_op_still_decomposes():
     backward = Seen(frozenset({aten._log_softmax_backward_data}))
     _cross_entropy_step(backward)  # only the decomposed graph's backward runs it
     assert [str(op) for op in backward.ops] == ["aten._log_softmax_backward_data.default"]
+
+
+class Products(Seen):
+    """Sees only products (``dispatch_sees_autograd`` off: autograd keeps its own forms)."""
+
+    def __init__(self):
+        super().__init__(frozenset({aten.mm, aten.addmm, aten.bmm}))
+
+
+def _calls(ops_and_args):
+    return [(str(op), [tuple(a.shape) for a in args if isinstance(a, tm.Tensor)]) for op, args in ops_and_args]
+
+
+class SeenWithShapes(Seen):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append((func, args))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("input_shape, bias, input_grad", [
+    ((5, 3), True, False), ((5, 3), True, True), ((5, 3), False, True), ((2, 5, 3), True, True)])
+def test_linear_under_a_products_mode_records_its_own_node_only_where_its_formula_calls_pytorchs_products(
+        input_shape, bias, input_grad):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(input_shape).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32),
+              rng.standard_normal(4).astype(np.float32)]
+
+    def program(mode):
+        x = tm.tensor(arrays[0], requires_grad=input_grad)
+        w = tm.tensor(arrays[1], requires_grad=True)
+        b = tm.tensor(arrays[2], requires_grad=True) if bias else None
+        with mode if mode is not None else _Nothing():
+            out = tm.nn.functional.linear(x, w, b)
+            node = out.grad_fn
+            (out * out).sum().backward()
+        return node, [out, w.grad] + ([x.grad] if input_grad else []) + ([b.grad] if bias else [])
+
+    _, plain = program(None)
+    every = SeenWithShapes()
+    _, everything = program(every)
+    products = SeenWithShapes(frozenset({aten.mm, aten.addmm, aten.bmm}))
+    node, declared = program(products)
+    fused = bias and len(input_shape) == 2  # one addmm: linear's formula calls addmm's mm calls
+    # the decomposed graph holds weight.t()'s node; linear's own node takes the weight itself
+    has_t = any(type(f).__name__ == "TBackward0" for f, _ in node.next_functions)
+    assert has_t is (not fused and len(input_shape) == 2)
+    assert type(node).__name__ == type(everything[0].grad_fn).__name__
+    seen = _calls(products.ops)
+    assert seen == [call for call in _calls(every.ops) if call[0].split(".")[1] in ("mm", "addmm", "bmm")]
+    assert seen[0][0] == ("aten.addmm.default" if bias and len(input_shape) in (2, 3) else "aten.mm.default")
+    for a, b, c in zip(plain, everything, declared):
+        assert np.array_equal(a.detach().numpy(), c.detach().numpy())
+        assert np.array_equal(b.detach().numpy(), c.detach().numpy())
