@@ -52,12 +52,12 @@ def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_gra
         input, weight = _conj(input), _conj(weight)
     if len(weight_shape) == 1:
         return grad.unsqueeze(-1) * weight, grad.unsqueeze(-1) * input, grad
-    # Only the gradients some input needs (a first layer's input needs none); 2-D: PyTorch's addmm formula's mm
-    grad_input = (grad.mm(weight) if len(input_shape) == 2 else grad.matmul(weight)) if needs_input_grad[0] else None
+    # Only the gradients some input needs: a first layer's input (the data) needs none.
+    grad_input = grad.matmul(weight) if needs_input_grad[0] else None
     grad_weight = None
     if needs_input_grad[1]:
         if len(input_shape) == 2:
-            grad_weight = grad.t().mm(input)
+            grad_weight = grad.t().matmul(input)
         else:  # batch dimensions flattened into the rows
             count = math.prod(input_shape[:-1])  # not -1: a weight without rows leaves it ambiguous
             rows = grad.reshape(count, weight_shape[0])
