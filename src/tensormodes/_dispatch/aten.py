@@ -31,7 +31,7 @@ from .._state import STATE as _STATE
 from .._symbolic import SymBool, SymFloat, SymInt
 from .._tensor_base import PLAIN as _PLAIN
 from .._tensor_base import TensorBase
-from . import python_dispatch
+from . import composite_reach, python_dispatch
 
 __all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
            "formula_overload", "overloads_of", "op_namespace", "define_overload", "reaches"]
@@ -858,12 +858,21 @@ def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ..
 def reaches(name: str, packets: frozenset) -> bool:
     """Whether a call of the table's op ``name`` may show the dispatch level an op of one of
     ``packets`` (``OpOverloadPacket``s): one of its own overloads (any kind, those only gradient
-    formulas reach included) is in them, or it is a composite (its decomposition may reach any
-    op), or not the table's (a run-time op: assumed to). A mode declaring ``handled_ops`` lets
-    every other op take the plain path."""
+    formulas reach included) is in them, or, for a composite, one of any op its decomposition
+    or the gradient formulas of either form may run (``composite_reach.op_closure``), or it is
+    not the table's (a run-time op: assumed to). A mode declaring ``handled_ops`` lets every
+    other op take the plain path — a composite then runs undecomposed, as with no mode."""
     opdef = OPS.get(name)
-    if opdef is None or opdef.decompose is not None or opdef.name != name:
+    if opdef is None or opdef.name != name:
         return True
+    if opdef.decompose is None:
+        return _own_overload_in(name, packets)
+    closure = composite_reach.op_closure(name)
+    return closure is None or any(_own_overload_in(op, packets) for op in closure)
+
+
+def _own_overload_in(name: str, packets: frozenset) -> bool:
+    """Whether one of op ``name``'s own overloads (any kind, formulas' included) is in ``packets``."""
     if not _BUILT.is_set():
         _build()
     for kind in ("functional", "inplace", "out"):

@@ -162,12 +162,12 @@ def _linear_decomposition(input, weight, bias=None):
     """PyTorch's composite ``linear``, op for op: ``addmm`` for a 2-D input with a bias, a contiguous
     input folded into one ``addmm`` and viewed back, else ``matmul`` of ``weight.t()`` then ``add`` (out of
     place, as PyTorch's is for modes and subclasses)."""
-    if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1] or \
-            (bias is not None and (bias.dim() > 1 or bias.dtype != input.dtype)):
+    if weight.dim() != 2 or (dims := input.dim()) == 0 or input.shape[-1] != weight.shape[1] or \
+            (bias is not None and ((bias_dims := bias.dim()) > 1 or bias.dtype != input.dtype)):
         return NotImplemented  # the fused op raises PyTorch's errors
-    if bias is not None and input.dim() == 2:
+    if bias is not None and dims == 2:
         return ops.addmm(bias, input, weight.t())
-    if bias is not None and input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+    if bias is not None and input.is_contiguous() and (dims == 3 or bias_dims == 1):
         flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         result = ops.addmm(bias, flat, weight.t())
         return result.view(*input.shape[:-1], result.shape[1])
@@ -176,7 +176,7 @@ def _linear_decomposition(input, weight, bias=None):
 
 
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
-    decompose=_linear_decomposition,
+    decompose=_linear_decomposition, fused_grad_products=lambda *args: _linear_node(*args) == "addmm",
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
             Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
             Sample((TensorSpec((2, 3)), TensorSpec((3,)), TensorSpec((2,)))),
