@@ -138,3 +138,49 @@ def test_skip_init_builds_without_initialising():
 
     with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
         tm.nn.utils.skip_init(NoDevice, 3)
+
+
+def _weight_normed(library, dim=0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        layer = library.nn.Conv1d(2, 3, 2)
+        with library.no_grad():
+            layer.weight.copy_(library.tensor(np.arange(12, dtype=np.float32).reshape(3, 2, 2) / 7 - 0.5))
+            layer.bias.copy_(library.tensor([0.1, -0.2, 0.3]))
+        return library.nn.utils.weight_norm(layer, dim=dim)
+
+
+def test_the_hook_based_weight_norm_splits_the_weight_and_recomputes_it():
+    with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated in favor of "
+                                           "`torch.nn.utils.parametrizations.weight_norm`."):
+        layer = tm.nn.utils.weight_norm(tm.nn.Linear(4, 3))
+    assert sorted(layer.state_dict()) == ["bias", "weight_g", "weight_v"]
+    assert layer.weight_g.shape == (3, 1) and not isinstance(layer.weight, tm.nn.Parameter)
+    with tm.no_grad():
+        layer.weight_g.mul_(2)
+    layer(tm.ones(2, 4))  # the pre-hook recomputes the weight
+    assert tm.allclose(layer.weight.norm(dim=1), layer.weight_g.flatten())
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks on the same parameter weight"):
+        tm.nn.utils.weight_norm(layer)
+    tm.nn.utils.remove_weight_norm(layer)
+    assert sorted(layer.state_dict()) == ["bias", "weight"] and isinstance(layer.weight, tm.nn.Parameter)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in Linear"):
+        tm.nn.utils.remove_weight_norm(layer)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_the_hook_based_weight_norm_is_pytorchs(dim):
+    import torch
+
+    ours, theirs = _weight_normed(tm, dim), _weight_normed(torch, dim)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    x = np.linspace(-1, 1, 20, dtype=np.float32).reshape(2, 2, 5)
+    ours(tm.tensor(x)).square().sum().backward()
+    theirs(torch.tensor(x)).square().sum().backward()
+    for name in ("weight_g", "weight_v"):
+        np.testing.assert_allclose(getattr(ours, name).grad.numpy(), getattr(theirs, name).grad.numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    ours.load_state_dict({k: tm.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    np.testing.assert_allclose(ours(tm.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-6, atol=1e-6)

@@ -33,6 +33,11 @@ def _norm_except_dim(v, pow: float, dim: int):
     return _norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
+def normalized_weight(v, g, dim: int):
+    """``g * v / ||v||``, the norm over every dimension of ``v`` but ``dim`` (all of them for -1)."""
+    return v * (g / _norm_except_dim(v, 2, dim))
+
+
 class _WeightNorm(Module):
     """``g * v / ||v||`` (the norm over every dimension but ``dim``; over all for ``dim=None``)."""
 
@@ -42,7 +47,7 @@ class _WeightNorm(Module):
 
     def forward(self, weight_g, weight_v):
         """The weight from its magnitude ``weight_g`` and direction ``weight_v``."""
-        return weight_v * (weight_g / _norm_except_dim(weight_v, 2, self.dim))
+        return normalized_weight(weight_v, weight_g, self.dim)
 
     def right_inverse(self, weight):
         """``(g, v)`` for a weight: its norms, and itself."""
