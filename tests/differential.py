@@ -155,7 +155,8 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "tensormodes computes it"),
     **{(name, kind): Difference("no complex32: a float16 tensor's complex counterpart (PyTorch's ComplexHalf)",
                                 lambda case: any(a.dtype == np.float16 for a in _arrays(case)))
-       for name, kind in (("view_as_complex", "raises"), ("true_divide", "computes"), ("div", "computes"))},
+       for name, kind in (("view_as_complex", "raises"), ("true_divide", "computes"), ("div", "computes"),
+                          ("dist", "result dtype"))},
     **{(name, kind): Difference(
         "at negative integers (poles) and beyond 1e15, tensormodes gives the pole's infinity; PyTorch's reflection "
         "formula gives a large finite number there (sin(pi x) rounds to a tiny non-zero)", _POLE)

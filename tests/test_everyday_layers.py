@@ -641,3 +641,12 @@ def test_lazy_layers_draw_and_compute_as_torch(expression, shape):
 def test_lazy_errors_match_torch(expression):
     pytest.importorskip("torch")
     assert_raises_like_torch(expression)
+
+
+def test_integer_average_pooling_truncates_wrapped_sums_at_the_smallest_int64():
+    # PyTorch 2.13: a window summing (with wraparound) to -2**63 gives -2**63 // 8, truncated toward zero
+    low, high = -(2 ** 63), 2 ** 63 - 1
+    x = tm.tensor([low, high, high, 1, 1, 0, low, low], dtype=tm.int64).reshape(1, 1, 2, 2, 2)
+    assert x.sum().item() == -(2 ** 63)
+    assert tm.nn.functional.avg_pool3d(x, 2).flatten().tolist() == [-(2 ** 60)]
+    assert tm.nn.functional.avg_pool2d(x[0], 2).flatten().tolist() == [2 ** 61 - 1, 0]

@@ -592,12 +592,17 @@ def _avg_pool_planes(input: np.ndarray, kernel, step, pad, out, count_include_pa
         for j in range(kernel[1]):
             total += padded[..., i:i + (out[0] - 1) * step[0] + 1:step[0], j:j + (out[1] - 1) * step[1] + 1:step[1]]
     divisor = _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override)
-    if work.dtype.kind in "iu":  # C++ integer division, truncating towards zero (of sums that wrap)
-        with np.errstate(over="ignore"):
-            quotient, remainder = np.divmod(total, divisor)
-            return np.where((remainder != 0) & ((total < 0) != (divisor < 0)), quotient + 1,
-                            quotient).astype(input.dtype)
+    if work.dtype.kind in "iu":
+        return truncating_divide(total, divisor).astype(input.dtype)
     return (total / divisor).astype(input.dtype)
+
+
+def truncating_divide(total: np.ndarray, divisor) -> np.ndarray:
+    """C++'s integer division, truncating towards zero, of window sums that may have wrapped
+    (``abs`` would overflow at the smallest int64)."""
+    with np.errstate(over="ignore"):
+        quotient, remainder = np.divmod(total, divisor)
+        return np.where((remainder != 0) & ((total < 0) != (np.asarray(divisor) < 0)), quotient + 1, quotient)
 
 
 def _check_avg_pool_dtype(function: str, input: np.ndarray, divisor_override) -> None:

@@ -22,7 +22,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import HALF_TYPES, dtype_of, not_implemented, ops
 from .meta_rules import rule
-from .pooling import _pooled_size
+from .pooling import _pooled_size, truncating_divide
 from .registry import Sample, Tensor, TensorSpec, op
 
 _TRIPLE_ERRORS = {
@@ -321,7 +321,6 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         divisors = np.asarray(divisor_override, dtype=np.int64)
     else:
         divisors = _divisors(input.shape[-3:], kernel, step, pad, out, count_include_pad)
-    if integer:  # C++'s integer division: toward zero
-        quotient = np.abs(sums) // divisors
-        return np.asarray(np.where(sums < 0, -quotient, quotient)).astype(input.dtype)
+    if integer:
+        return np.asarray(truncating_divide(sums, divisors)).astype(input.dtype)
     return np.ascontiguousarray(sums / divisors.astype(input.dtype), dtype=input.dtype)
