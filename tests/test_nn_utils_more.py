@@ -184,3 +184,54 @@ def test_the_hook_based_weight_norm_is_pytorchs(dim):
     ours.load_state_dict({k: tm.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
     np.testing.assert_allclose(ours(tm.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_the_hook_based_spectral_norm_normalizes_and_records_its_version():
+    tm.manual_seed(0)
+    layer = tm.nn.utils.spectral_norm(tm.nn.Linear(5, 4))
+    assert sorted(layer.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    for _ in range(30):  # power iteration, one step per training call
+        layer(tm.ones(1, 5))
+    assert abs(tm.linalg.matrix_norm(layer.weight, ord=2).item() - 1) < 1e-4
+    assert layer.state_dict()._metadata[""]["spectral_norm"] == {"weight.version": 1}
+    u = layer.weight_u.clone()
+    layer.eval()(tm.ones(1, 5))
+    assert tm.equal(layer.weight_u, u)  # no step in eval mode
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks on the same parameter weight"):
+        tm.nn.utils.spectral_norm(layer)
+    tm.nn.utils.remove_spectral_norm(layer)
+    assert sorted(layer.state_dict()) == ["bias", "weight"] and not layer._state_dict_hooks
+    assert not layer._load_state_dict_pre_hooks
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in Linear"):
+        tm.nn.utils.remove_spectral_norm(layer)
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive, but got n_power_iterations=0"):
+        tm.nn.utils.spectral_norm(tm.nn.Linear(2, 2), n_power_iterations=0)
+
+
+def test_a_version_0_spectral_norm_state_dict_gets_its_v_solved():
+    tm.manual_seed(1)
+    layer = tm.nn.utils.spectral_norm(tm.nn.Linear(3, 3))
+    layer(tm.ones(1, 3))
+    old = {k: v.clone() for k, v in layer.state_dict().items() if k != "weight_v"}
+    old["weight"] = layer.weight.detach().clone()  # version 0 kept the normalized weight, no v
+    fresh = tm.nn.utils.spectral_norm(tm.nn.Linear(3, 3))
+    fresh.load_state_dict(old)
+    fresh.eval()
+    assert tm.allclose(fresh(tm.ones(1, 3)), layer.eval()(tm.ones(1, 3)), atol=1e-5)
+
+
+@pytest.mark.torch
+def test_the_hook_based_spectral_norm_is_pytorchs():
+    import torch
+
+    def run(library, make):
+        library.manual_seed(0)
+        layer = library.nn.utils.spectral_norm(make(library), n_power_iterations=2)
+        x = library.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4))
+        out = layer(x)
+        out.square().sum().backward()
+        return [a.detach().numpy() for a in (out, layer.weight_orig.grad, layer.weight_u, layer.weight_v)]
+
+    for make in (lambda L: L.nn.Conv1d(3, 2, 2), lambda L: L.nn.ConvTranspose1d(3, 2, 2)):
+        for ours, theirs in zip(run(tm, make), run(torch, make)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)

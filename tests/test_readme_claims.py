@@ -51,7 +51,6 @@ PRESENT = {
                                                         lambda: tm.distributed.init_process_group("gloo")),
     "nn.parallel.DistributedDataParallel": _expect_raises(
         ValueError, lambda: tm.nn.parallel.DistributedDataParallel(tm.nn.Linear(1, 1))),
-    "nn.utils.parametrizations": lambda: hasattr(tm.nn.utils.parametrizations, "weight_norm"),
 }
 
 
