@@ -409,6 +409,40 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     return _float_binary(np.logaddexp2, input, other, "logaddexp2_cpu", integers=False)
 
 
+def _nextafter_grad(grad, input, other, needs_input_grad):
+    # PyTorch's NextafterBackward0: ``other``'s gradient zeros (made first), ``input``'s the gradient
+    # where the result moved away from ``other``, 0 where input == other (the result is other there)
+    other_grad = ops.zeros(other.shape, dtype=grad.dtype, device=grad.device) if needs_input_grad[1] else None
+    input_grad = None
+    if needs_input_grad[0]:
+        input_grad = grad.where(input != other, ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device))
+    return input_grad, other_grad
+
+
+@op(errors=(Sample((I23, I23)), Sample((C64, C64)), Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_nextafter_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((BF16, BF16)), Sample((F64, M23)),
+             Sample((SCALAR_F64, F64)), Sample((M23, I23))),
+    tags=("pointwise",))
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after each element of ``input`` towards ``other`` (``other``
+    where they are equal), in the operands' promoted floating dtype.
+
+    >>> import tensormodes as tm
+    >>> (tm.nextafter(tm.tensor([1.0]), tm.tensor([2.0])) - 1).tolist()
+    [1.1920928955078125e-07]
+    """
+    d = operand_dtype(input, other)
+    if not d.is_floating_point:
+        raise _unsupported("nextafter_cpu", d, input, other)
+    with quiet():
+        try:
+            return np.nextafter(_in(input, d), _in(other, d))
+        except ValueError:
+            _raise_broadcast_error(input, other)
+            raise
+
+
 def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
     # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0);
     # other's gradient zeros of its shape. PyTorch's steps, each only when wanted.
