@@ -103,6 +103,7 @@ from ._api.tensor_types import is_storage, tensortype, typename
 from ._autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
+from ._finite_differences import COMPOSITES as _FINITE_DIFFERENCES
 from ._histograms import COMPOSITES as _HISTOGRAMS
 from ._integration import COMPOSITES as _INTEGRATION
 from ._linalg_legacy import COMPOSITES as _LINALG_LEGACY
@@ -155,6 +156,7 @@ globals().update(_LINALG_REMOVED)
 # cumulative_trapezoid: PyTorch's composite, over public ops.
 globals().update(_INTEGRATION)
 globals().update(_HISTOGRAMS)
+globals().update(_FINITE_DIFFERENCES)
 
 
 def __getattr__(name: str):
@@ -186,6 +188,7 @@ __all__ = [
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
     "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION, *_HISTOGRAMS,
+    *_FINITE_DIFFERENCES,
     *_LINALG_LEGACY, *_LINALG_REMOVED,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

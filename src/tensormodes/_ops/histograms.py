@@ -25,7 +25,7 @@ from numbers import Number
 import numpy as np
 
 from .._meta_array import MetaArray
-from .common import cpp_type_name, dtype_of, no_derivative, not_implemented
+from .common import HALF_TYPES, cpp_type_name, dtype_of, no_derivative, not_implemented
 from .meta_rules import rule
 from .ranges import linspace as _linspace
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op, register_return_type
@@ -74,15 +74,16 @@ def _outer_edges(points, range) -> list[tuple[float, float]]:  # noqa: A002 - Py
             raise RuntimeError(f"torch.histogramdd: for a {dims}-dimensional histogram range should have {2 * dims} "
                                f"elements, but got {len(bounds)}")
         pairs = [(bounds[2 * d], bounds[2 * d + 1]) for d in builtins.range(dims)]  # (``range`` is PyTorch's parameter)
-    elif type(points) is not MetaArray and points.shape[0]:
+    elif points.shape[0]:
+        if points.dtype not in (np.float32, np.float64):  # (the data's range: a float / double dispatch)
+            raise not_implemented("histogramdd", dtype_of(points))
+        if type(points) is MetaArray:
+            return [(0.0, 1.0)] * dims  # (unknown, unchecked)
         pairs = [(float(points[:, d].min()), float(points[:, d].max())) for d in builtins.range(dims)]
     else:
         pairs = [(0.0, 1.0)] * dims
     edges = []
     for dim, (low, high) in enumerate(pairs):
-        if type(points) is MetaArray and range is None:
-            edges.append((low, high))  # (the data's range: unknown, unchecked)
-            continue
         if not (math.isfinite(low) and math.isfinite(high)):
             raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{_format(low)}, {_format(high)}] is not "
                                "finite")
@@ -123,8 +124,8 @@ def _check_inputs(points, bins, weight) -> None:
 
 
 def _check_dtype(points) -> None:
-    if points.dtype not in (np.float32, np.float64):  # the kernel's dispatch: float and double only
-        raise not_implemented("histogramdd", dtype_of(points))
+    if points.dtype.kind != "f" and points.dtype not in HALF_TYPES:  # the kernel's dispatch: floating types
+        raise not_implemented("histogram_cpu", dtype_of(points))
 
 
 def _edges_from_counts(points, counts, range) -> list:  # noqa: A002
@@ -157,7 +158,8 @@ def _histogram_counts(points: np.ndarray, weight, edges: Sequence[np.ndarray], s
     per dimension); ``searched``: edges given (binary search), else a linear map from a count."""
     _check_dtype(points)
     dtype = points.dtype.type
-    hist = np.zeros(tuple(len(e) - 1 for e in edges), points.dtype)
+    # (half types: counted in float32, as PyTorch's per-thread counts are not one long half sum)
+    hist = np.zeros(tuple(len(e) - 1 for e in edges), np.float32 if points.dtype in HALF_TYPES else points.dtype)
     inside = np.ones(points.shape[0], bool)
     positions = []
     for dim, dim_edges in enumerate(edges):
@@ -179,6 +181,7 @@ def _histogram_counts(points: np.ndarray, weight, edges: Sequence[np.ndarray], s
     chosen = tuple(p[inside] for p in positions)
     added = np.ones(int(inside.sum()), points.dtype) if weight is None else weight.reshape(-1)[inside]
     np.add.at(hist, chosen, added)  # element by element, in the input's dtype
+    hist = hist.astype(points.dtype, copy=False)
     if density:
         with np.errstate(invalid="ignore", divide="ignore"):
             hist = hist / hist.sum()
@@ -281,9 +284,7 @@ def _histogramdd_bin_edges(input: Tensor, bins: Sequence[int], *, range: Sequenc
     """
     counts = _counts(input, bins)
     points = _points(input, "histogramdd")
-    edges = _edges_from_counts(points, counts, range)
-    _check_dtype(points)
-    return tuple(edges)
+    return tuple(_edges_from_counts(points, counts, range))
 
 
 def _from_counts_meta(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
