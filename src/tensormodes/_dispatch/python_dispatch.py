@@ -221,6 +221,9 @@ def at_schema_default(value, default, schema_type: str) -> bool:
     base = schema_type.rstrip("?")
     if base == "float":
         return kind in _NUMBERS and type(default) in _NUMBERS and value == default
+    if base == "ScalarType" and type(default) is int and value is not None:  # ``randint``'s ``dtype=4``
+        from .aten import _SCALAR_TYPES  # (aten imports this module)
+        return _SCALAR_TYPES.get(str(value).removeprefix("tensormodes.")) == default
     if "[" in base and (kind in _SEQUENCES or kind is int):
         size = base.partition("[")[2].partition("]")[0]
         count = int(size) if size.isdigit() else 1
