@@ -20,7 +20,7 @@ aten = tm.ops.aten
 
 # Overloads of decomposed packets that PyTorch's table holds (its packet registration gives them
 # the same function) and this one does not: the functional decompositions here do not cover them.
-ABSENT_FROM_OUR_TABLE = {"aten.arange.start_step", "aten.count_nonzero.dim_IntList", "aten.squeeze.dims",
+ABSENT_FROM_OUR_TABLE = {"aten.arange.start_step", "aten.squeeze.dims",
                          "aten.sum.IntList_out", "aten.sum.dim_IntList", "aten.xlogy.OutScalar_Other",
                          "aten.xlogy.OutScalar_Self", "aten.xlogy.Scalar_Other", "aten.xlogy.Scalar_Self"}
 

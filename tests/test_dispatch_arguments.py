@@ -385,6 +385,10 @@ def _as_written(lib):
     aten.nan_to_num.default(y, 0)  # a float takes the int: 0.0, not the default None
     aten.nan_to_num.default(y, posinf=2)  # by name: placed, the default before it filled in
     aten.elu.default(y, scale=2)
+    aten.div.Scalar(x, 2)  # recorded by autograd, yet its own overload (not div.Tensor)
+    aten.div.Tensor_mode(x, x, rounding_mode=None)
+    aten.randint.default(10, [2], dtype=lib.int64)  # the schema's ``dtype=4``
+    aten.randint.default(10, [2], dtype=lib.int32)
 
 
 AS_WRITTEN = [
@@ -399,8 +403,12 @@ AS_WRITTEN = [
     "aten.nan_to_num.default tuple[T,0.0] {}",
     "aten.nan_to_num.default tuple[T,None,2.0] {}",
     "aten.elu.default tuple[T,1,2] {}",
+    "aten.div.Scalar tuple[T,2] {}",
+    "aten.div.Tensor_mode tuple[T,T] {'rounding_mode': 'None'}",
+    "aten.randint.default tuple[10,list[2]] {}",
+    "aten.randint.default tuple[10,list[2]] {'dtype': 'torch.int32'}",
 ]
-_AS_WRITTEN_OPS = ("new_empty", "sum", "max_pool2d", "softplus", "nan_to_num", "elu")
+_AS_WRITTEN_OPS = ("new_empty", "sum", "max_pool2d", "softplus", "nan_to_num", "elu", "randint", "div")
 
 
 def test_direct_calls_reach_modes_as_written():

@@ -360,6 +360,8 @@ SAMPLES = {
     "aten.eye.m": [((2, 3), {})],
     "aten.count_nonzero.default": [((tm.tensor([[0.0, 1.0], [2.0, 0.0]]),), {}),
                                    ((tm.tensor([[0.0, 1.0], [2.0, 3.0]]), 1), {})],
+    "aten.count_nonzero.dim_IntList": [((tm.tensor([[0.0, 1.0], [2.0, 0.0]]), [1]), {}),
+                                       ((tm.tensor([[0.0, 1.0], [2.0, 3.0]]), [0, 1]), {})],
     "aten.nansum.default": [((tm.tensor([[1.0, float("nan")], [2.0, 3.0]]),), {}),
                             ((tm.tensor([[1.0, float("nan")], [2.0, 3.0]]), [1], True), {})],
     "aten.binary_cross_entropy.default": [((_f(2, 3, low=0.05, high=0.95), _f(2, 3, low=0, high=1, seed=1)), {}),
@@ -405,7 +407,8 @@ def _with_leaves(args, leaves):
 
 def test_every_differentiable_decomposition_has_a_sample_with_a_gradient():
     # factories, comparisons, detach and the ops without a derivative compare values only
-    values_only = {"aten.arange.default", "aten.arange.start", "aten.count_nonzero.default", "aten.detach.default",
+    values_only = {"aten.arange.default", "aten.arange.start", "aten.count_nonzero.default",
+                   "aten.count_nonzero.dim_IntList", "aten.detach.default",
                    "aten.empty_like.default", "aten.eye.default", "aten.eye.m", "aten.isneginf.default",
                    "aten.isposinf.default", "aten.ones.default", "aten.ones_like.default", "aten.zeros.default",
                    "aten.zeros_like.default"}

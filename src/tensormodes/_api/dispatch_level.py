@@ -28,6 +28,8 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from .. import _generated
 from .._autograd.grad_mode import BELOW_AUTOGRAD, grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, inplace_view_node, record_inplace, record_inplace_view, share_version
@@ -53,6 +55,9 @@ __all__ = ["below_autograd", "by_position", "listens", "saving_impl", "correct_a
 
 
 _formula_calls = _FORMULA_CALLS.get
+# While a direct call of an overload that autograd records runs as its public call: that overload,
+# which ``below_autograd`` takes instead of picking one from the public arguments.
+_WRITTEN: ContextVar = ContextVar("tensormodes_written_overload", default=None)
 
 
 def listens(value) -> bool:
@@ -91,7 +96,7 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
         candidates = aten.overloads_of(opdef, kind)
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
-        overload = aten.overload_of(opdef, kind, arguments)
+        overload = _overload_for(opdef, kind, arguments)
     if entry[4] is by_position and out is None:
         entry[4] = _lane(entry) or _without_lane  # the op's own code, from the next call on
     formula = _formula_calls()
@@ -141,6 +146,16 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
         saved = tuple(t._data for t in result[1:])
         return recorder(*arguments.values(), result[0], saved)
     return recorder(*arguments.values(), result)
+
+
+def _overload_for(opdef: OpDef, kind: str, arguments: dict):
+    """The overload of a call of an op with several: a direct call's own (``div.Scalar`` stays
+    itself, not the ``div.Tensor`` of ``x.div(2)``), else the one its arguments fit."""
+    written = _WRITTEN.get()
+    if written is not None and written._opdef is opdef and written._kind == kind:
+        _WRITTEN.set(None)  # (for this call only, not its inner calls; ``call_overload`` restores it)
+        return written
+    return aten.overload_of(opdef, kind, arguments)
 
 
 def by_position(entry: list, *values):
@@ -493,15 +508,11 @@ def call_overload(overload, args: tuple, kwargs: dict):
             # again: this form is only met when user code calls such an overload with grad on).
             recorded = python_dispatch.HOOKS.impl_of(opdef, "recording")(*args, **kwargs)
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
-        if overload._spec.formula and _formula_calls() is None:
-            # An overload only C++ calls reach (``div.Scalar``: a number as a Scalar), called by
-            # name (a composite written as PyTorch's C++): below autograd it is that overload still
-            token = _FORMULA_CALLS.set(())
-            try:
-                return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
-            finally:
-                _FORMULA_CALLS.reset(token)
-        return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
+        token = _WRITTEN.set(overload)
+        try:
+            return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
+        finally:
+            _WRITTEN.reset(token)
     return python_dispatch.call_overload(overload, args, kwargs)
 
 

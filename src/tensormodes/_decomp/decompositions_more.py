@@ -258,9 +258,9 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 # -- reductions, losses, norms ---------------------------------------------------------------
 
-@register(aten.count_nonzero.default, core=True)
+@register(aten.count_nonzero.default, aten.count_nonzero.dim_IntList, core=True)
 def count_nonzero(self, dim=None):
-    return aten.sum.dim_IntList(aten.ne.Scalar(self, 0), dim if dim is None else [dim])
+    return aten.sum.dim_IntList(aten.ne.Scalar(self, 0), dim if dim is None or isinstance(dim, list) else [dim])
 
 
 @register(aten.nansum.default, core=True)

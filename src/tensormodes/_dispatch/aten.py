@@ -169,9 +169,7 @@ _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 # Parameters that stay above the dispatch level (autograd and the Python layer consume them).
 _ABOVE_DISPATCH = frozenset({"requires_grad"})
 
-# ``torch.dtype`` -> ATen's ScalarType number, as schemas print a dtype default (``dtype=4``).
-_SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6,
-                 "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "bfloat16": 15}
+_SCALAR_TYPES = python_dispatch.SCALAR_TYPES
 
 
 class _Text(str):

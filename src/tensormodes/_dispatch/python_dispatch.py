@@ -32,7 +32,7 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "check_positional", "as_dispatched", "at_schema_default",
+           "check_positional", "as_dispatched", "at_schema_default", "SCALAR_TYPES",
            "schema_form", "form_source", "run_chain", "after_modes", "skip_top_mode",
            "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
@@ -221,6 +221,8 @@ def at_schema_default(value, default, schema_type: str) -> bool:
     base = schema_type.rstrip("?")
     if base == "float":
         return kind in _NUMBERS and type(default) in _NUMBERS and value == default
+    if base == "ScalarType" and type(default) is int and value is not None:  # ``randint``'s ``dtype=4``
+        return SCALAR_TYPES.get(str(value).removeprefix("tensormodes.")) == default
     if "[" in base and (kind in _SEQUENCES or kind is int):
         size = base.partition("[")[2].partition("]")[0]
         count = int(size) if size.isdigit() else 1
@@ -232,6 +234,9 @@ def at_schema_default(value, default, schema_type: str) -> bool:
 
 
 _EQUAL_BY_VALUE = frozenset({int, float, bool, str, complex})
+# ``torch.dtype`` -> ATen's ScalarType number, as schemas print a dtype default (``dtype=4``).
+SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6,
+                "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "bfloat16": 15}
 
 
 def as_dispatched(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
