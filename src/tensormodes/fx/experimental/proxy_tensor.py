@@ -7,8 +7,8 @@ tensor the program makes is remembered with the node that made it. What the grap
 from outside the inputs — parameters and tensors closed over, a tensor literal's data — is a
 ``get_attr`` of a constant (``_param_constant0``, ``_tensor_constant0``); Python numbers are
 baked in, and in fake tracing the unbacked symbols ``.item()`` gives are nodes, as is Python
-arithmetic on them (``mul = _local_scalar_dense * 2``). So when ``f`` calls ``autograd.grad``, the graph holds the forward and the backward
-in one straight line (a joint graph).
+arithmetic on them (``mul = _local_scalar_dense * 2``). So when ``f`` calls ``autograd.grad``,
+the graph holds the forward and the backward in one straight line (a joint graph).
 
 >>> import tensormodes as tm
 >>> from tensormodes.fx.experimental.proxy_tensor import make_fx
