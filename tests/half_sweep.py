@@ -84,12 +84,16 @@ REMAINING: dict[tuple[str, str], Remaining] = {
     # not yet traced to their kernels
     **{(name, "gradient bits"): Remaining(_UNCONFIRMED) for name in (
         "_binary_cross_entropy_with_logits", "binary_cross_entropy", "_cross_entropy_loss", "ldexp", "polygamma",
-        "polygamma_method", "special_polygamma", "softmax",
-        "special_softmax", "renorm", "trapz")},
+        "polygamma_method", "special_polygamma", "renorm", "trapz")},
     **{(name, "result bits"): Remaining(_UNCONFIRMED) for name in (
         "polygamma", "special_polygamma", "grid_sampler", "grid_sampler_3d", "_upsample_bilinear2d",
-        "_scaled_dot_product_flash_attention_for_cpu", "softmax", "special_softmax", "log_softmax",
-        "special_log_softmax", "addr")},
+        "_scaled_dot_product_flash_attention_for_cpu", "addr")},
+    # half inputs with a float32/float64 ``dtype=`` run PyTorch's float kernels, whose exp and sum order
+    # are not modelled (the half-type kernels are: tests/test_half_softmax.py)
+    **{(name, "result bits"): Remaining("dtype=float32/float64: PyTorch's float kernels' exp and sum order",
+                                        tuple(f"{name}-{k}" for k in cases))
+       for name, cases in (("softmax", (2, 8)), ("special_softmax", (2, 7)), ("log_softmax", (8,)),
+                           ("special_log_softmax", (7,)))},
 }
 
 

@@ -205,6 +205,8 @@ TORCH_EQUIVALENTS = {
     "_max_pool3d_with_indices": lambda torch: torch._C._nn.max_pool3d_with_indices,
     "_adaptive_max_pool2d": lambda torch: torch._C._nn.adaptive_max_pool2d,
     "_max_unpool2d": lambda torch: torch._C._nn.max_unpool2d,
+    "_adaptive_max_pool3d": lambda torch: torch._C._nn.adaptive_max_pool3d,
+    "_max_unpool3d": lambda torch: torch._C._nn.max_unpool3d,
     "_mse_loss": lambda torch: _torch_losses(torch)["_mse_loss"],
     "_smooth_l1_loss": lambda torch: _torch_losses(torch)["_smooth_l1_loss"],
     "_huber_loss": lambda torch: _torch_losses(torch)["_huber_loss"],

@@ -724,7 +724,7 @@ def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_value
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
-@pytest.mark.parametrize("shape", [(3, 8192 + 5), (7,), ()])
+@pytest.mark.parametrize("shape", [(5, 8192 + 5), (7,), ()])  # 40,985 elements: blocks of 16,384 and 32,768 and a part
 def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
     # gelu and gelu_backward compute a block of elements at a time, in place: bit for bit the
     # whole-array expressions they replaced (across block edges, at infinities and NaN). (float16
@@ -884,6 +884,32 @@ def _tanh_gelu_backward_formula(dy, x):
     square = x * x
     t = np.tanh((beta * fma(kappa, square * x, x)).astype(wide)).astype(x.dtype)
     return dy * (w(0.5) * (w(1) + t) + w(0.5) * x * fma(-t, t, w(1)) * (beta * fma(w(3) * kappa, square, w(1))))
+
+
+def test_tanh_gelu_backward_work_arrays_are_each_threads_own():
+    # The kernel keeps its work arrays from call to call, one set per thread: threads computing
+    # at the same time on different values each get their own values' result.
+    import threading
+
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal((3, 40_000)).astype(np.float32) * scale for scale in (1, 3, 10, 30)]
+    expected = [_tanh_gelu_backward_formula(np.ones_like(x), x) for x in inputs]
+    results = [[] for _ in inputs]
+    start = threading.Barrier(len(inputs))
+
+    def run(index):
+        start.wait()
+        for _ in range(5):
+            got = tm.ops.aten.gelu_backward.default(tm.ones(3, 40_000), tm.tensor(inputs[index]), approximate="tanh")
+            results[index].append(got.numpy().tobytes())
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(inputs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for got, want in zip(results, expected, strict=True):
+        assert got == [want.tobytes()] * 5
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

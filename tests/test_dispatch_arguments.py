@@ -316,3 +316,130 @@ def test_direct_calls_drop_trailing_defaults():
 @pytest.mark.torch
 def test_direct_calls_drop_trailing_defaults_as_torch():
     assert _torch_log(_direct, keep=_DIRECT_OPS) == DIRECT
+
+
+# ... whatever grad mode, and inside a handler: the next mode down sees them dropped too ---------
+
+def _direct_without_grad(lib):
+    with lib.no_grad():
+        _direct(lib)
+
+
+def _handler_explicit(lib):
+    """A mode whose handler calls ``func`` with every trailing default written out."""
+    aten = lib.ops.aten
+
+    class Explicit(lib.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is aten.cat.default:
+                return func(list(args[0]), 0)
+            if func is aten.sum.dim_IntList:
+                return func(args[0], args[1], False, dtype=None)
+            if func is aten.mean.dim:
+                return func(args[0], dim=args[1], keepdim=False)
+            return func(*args, **kwargs)
+
+    x, y = lib.ones(2, 3), lib.ones(2, 3)
+    with Explicit():
+        lib.cat([x, y])
+        x.sum(0)
+        x.mean(1)
+
+
+def test_direct_calls_drop_trailing_defaults_under_no_grad():
+    assert _log(tm, TorchDispatchMode, _direct_without_grad, keep=_DIRECT_OPS) == DIRECT
+
+
+def test_a_handlers_call_reaches_the_next_mode_without_its_defaults():
+    assert _log(tm, TorchDispatchMode, _handler_explicit, keep=_DIRECT_OPS) == HANDLER_EXPLICIT
+
+
+HANDLER_EXPLICIT = [
+    "aten.cat.default tuple[list[T,T]] {}",
+    "aten.sum.dim_IntList tuple[T,list[0]] {}",
+    "aten.mean.dim tuple[T,list[1]] {}",
+]
+
+
+@pytest.mark.torch
+def test_direct_calls_without_grad_and_in_handlers_as_torch():
+    assert _torch_log(_direct_without_grad, keep=_DIRECT_OPS) == DIRECT
+    assert _torch_log(_handler_explicit, keep=_DIRECT_OPS) == HANDLER_EXPLICIT
+
+
+# -- a direct call as written (autograd records nothing of a factory); defaults compared as ATen --
+
+def _as_written(lib):
+    aten = lib.ops.aten
+    x = lib.ones(2, requires_grad=True)
+    y = lib.ones(1, 4, 4)
+    aten.new_empty.default(x, [3])  # no ``pin_memory=False``: that is ``x.new_empty(3)``'s form
+    x.new_empty(3)
+    aten.sum.dim_IntList(x, [0], False, dtype=None)
+    aten.max_pool2d_with_indices.default(y, [2], [], [0], [1], False)  # [0] is not int[2]'s [0, 0]
+    aten.max_pool2d_with_indices.default(y, [2], [], 0, 1, False)
+    aten.max_pool2d_with_indices.default(y, [2], [], [0, 0], [1, 1], False)
+    aten.softplus.default(y, 1, 20)
+    aten.softplus.default(y, 1.0, 20.0)  # a Scalar keeps its type
+    aten.nan_to_num.default(y, 0)  # a float takes the int: 0.0, not the default None
+    aten.nan_to_num.default(y, posinf=2)  # by name: placed, the default before it filled in
+    aten.elu.default(y, scale=2)
+
+
+AS_WRITTEN = [
+    "aten.new_empty.default tuple[T,list[3]] {}",
+    "aten.new_empty.default tuple[T,list[3]] {'pin_memory': 'False'}",
+    "aten.sum.dim_IntList tuple[T,list[0]] {}",
+    "aten.max_pool2d_with_indices.default tuple[T,list[2],list[],list[0],list[1]] {}",
+    "aten.max_pool2d_with_indices.default tuple[T,list[2]] {}",
+    "aten.max_pool2d_with_indices.default tuple[T,list[2]] {}",
+    "aten.softplus.default tuple[T] {}",
+    "aten.softplus.default tuple[T,1.0,20.0] {}",
+    "aten.nan_to_num.default tuple[T,0.0] {}",
+    "aten.nan_to_num.default tuple[T,None,2.0] {}",
+    "aten.elu.default tuple[T,1,2] {}",
+]
+_AS_WRITTEN_OPS = ("new_empty", "sum", "max_pool2d", "softplus", "nan_to_num", "elu")
+
+
+def test_direct_calls_reach_modes_as_written():
+    assert _log(tm, TorchDispatchMode, _as_written, keep=_AS_WRITTEN_OPS) == AS_WRITTEN
+
+
+@pytest.mark.torch
+def test_direct_calls_as_written_match_torch():
+    assert _torch_log(_as_written, keep=_AS_WRITTEN_OPS) == AS_WRITTEN
+
+
+# -- a public default that is not the schema's: a value given equal to it is kept -----------------
+
+def _public_defaults(lib):
+    y = lib.tensor([1.0, float("nan")])
+    lib.nan_to_num(y)
+    lib.nan_to_num(y, 0.0)  # the public default, but the schema's is None: kept
+    lib.nan_to_num(y, 0)
+    lib.nan_to_num(y, None)
+    lib.nan_to_num(y, posinf=1.0)
+    y.clone().nan_to_num_(0.0)
+    lib.nan_to_num(y, 0.0, out=lib.empty(2))
+
+
+PUBLIC_DEFAULTS = [
+    "aten.nan_to_num.default tuple[T] {}",
+    "aten.nan_to_num.default tuple[T,0.0] {}",
+    "aten.nan_to_num.default tuple[T,0.0] {}",
+    "aten.nan_to_num.default tuple[T] {}",
+    "aten.nan_to_num.default tuple[T,None,1.0] {}",
+    "aten.nan_to_num_.default tuple[T,0.0] {}",
+    "aten.nan_to_num.out tuple[T,0.0] {'out': 'T'}",
+]
+
+
+def test_a_given_public_default_that_is_not_the_schemas_is_kept():
+    assert _log(tm, TorchDispatchMode, _public_defaults, keep=("nan_to_num",)) == PUBLIC_DEFAULTS
+
+
+@pytest.mark.torch
+def test_given_public_defaults_match_torch():
+    assert _torch_log(_public_defaults, keep=("nan_to_num",)) == PUBLIC_DEFAULTS

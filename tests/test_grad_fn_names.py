@@ -75,6 +75,9 @@ CASES = [
     # embedding, dropout
     "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
     "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
+    # binary ops with a number: PyTorch's Scalar overloads have nodes of their own, under every name
+    "L.xlogy(x, 2)", "L.xlogy(2.5, y)", "L.xlogy(x, y)", "x.xlogy(2)", "L.special.xlogy(x, 2.0)",
+    "L.special.xlogy(3, y)", "L.special.xlog1py(2.0, y)", "L.special.zeta(x + 2, 3.0)", "L.special.expm1(x)",
 ]
 
 
@@ -248,3 +251,44 @@ def test_embedding_bag_scales_each_index_by_its_own_count():
     bags = F.embedding_bag(tm.tensor([1, 2, 3, 0, 1]), weight, tm.tensor([0, 5]), mode="sum", scale_grad_by_freq=True)
     (grad,) = tm.autograd.grad(bags.sum(), [weight])
     assert grad.flatten().tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+# PyTorch 2.13's node for each overload a call reaches (derivatives.yaml numbers an op's overloads)
+OVERLOAD_NODES = {
+    "L.xlogy(x, y)": "XlogyBackward0", "L.xlogy(2, y)": "XlogyBackward1", "L.xlogy(x, 2.0)": "XlogyBackward2",
+    "x.clone().xlogy_(2)": "XlogyBackward2", "L.special.xlogy(x, 2.0)": "XlogyBackward2",
+    "x.pow(2)": "PowBackward0", "x.pow(y)": "PowBackward1", "x ** y": "PowBackward1", "2.0 ** x": "PowBackward2",
+    "L.pow(2.0, x)": "PowBackward2", "x.clone().pow_(y)": "PowBackward1", "L.float_power(x, y)": "PowBackward1",
+    "L.float_power(2, y)": "PowBackward2", "L.float_power(x, 2)": "PowBackward0",
+    "2 - x": "RsubBackward1", "L.rsub(x, 2.0)": "RsubBackward1", "L.rsub(x, y)": "RsubBackward0",
+    "x - 2": "SubBackward0", "L.sub(x, y)": "SubBackward0",
+    "x % y": "RemainderBackward1", "x % 2": "RemainderBackward0", "x.fmod(y)": "FmodBackward1",
+    "x.fmod(2)": "FmodBackward0", "L.copysign(x, 2.0)": "CopysignBackward1", "L.copysign(x, y)": "CopysignBackward0",
+    "L.lerp(x, y, 0.5)": "LerpBackward0", "L.lerp(x, y, y)": "LerpBackward1",
+    "x.masked_fill(x > 0, 2.0)": "MaskedFillBackward0", "x.masked_fill(x > 0, L.tensor(2.0))": "MaskedFillBackward1",
+    "x.index_fill(0, L.tensor([0]), 2.0)": "IndexFillBackward0",
+    "x.index_fill(0, L.tensor([0]), L.tensor(2.0))": "IndexFillBackward1",
+    "L.div(x, 2, rounding_mode='floor')": "DivBackward2", "L.div(x, y, rounding_mode='trunc')": "DivBackward2",
+    "x / y": "DivBackward0", "x.true_divide(2)": "DivBackward0",
+    "L.max(x, y)": "MaximumBackward0", "x.max()": "MaxBackward1", "x.max(0)[0]": "MaxBackward0",
+    "L.min(x, y)": "MinimumBackward0", "x.min()": "MinBackward1",
+    "x.clamp(0.0, 1.0)": "ClampBackward1", "x.clamp(y)": "ClampBackward0", "L.clip(x, 0.0, 1.0)": "ClampBackward1",
+    "L.clamp_min(x, y)": "ClampMinBackward1", "L.clamp_max(x, 2.0)": "ClampMaxBackward0",
+}
+
+
+@pytest.mark.parametrize("expression", OVERLOAD_NODES)
+def test_the_node_names_the_overload_a_call_reaches(expression):
+    x, y = tm.full((3,), 1.5, requires_grad=True), tm.full((3,), 2.5, requires_grad=True)
+    result = eval(expression, {"L": tm, "x": x, "y": y})  # noqa: S307 - the test's own cases
+    assert type(result.grad_fn).__name__ == OVERLOAD_NODES[expression]
+
+
+@pytest.mark.torch
+def test_the_overload_node_table_is_pytorchs():
+    import torch
+
+    x, y = torch.full((3,), 1.5, requires_grad=True), torch.full((3,), 2.5, requires_grad=True)
+    found = {e: type(eval(e, {"L": torch, "x": x, "y": y}).grad_fn).__name__  # noqa: S307 - the test's own cases
+             for e in OVERLOAD_NODES}
+    assert found == OVERLOAD_NODES

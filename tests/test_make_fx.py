@@ -227,7 +227,8 @@ def test_errors():
 
 def test_decomposition_table_lookups():
     table = get_decompositions([aten.addmm, aten._softmax.default, aten.sum, aten.relu])
-    assert {str(k) for k in table} == {"aten.addmm.default", "aten._softmax.default", "aten.sum.default"}
+    assert {str(k) for k in table} == {"aten.addmm.default", "aten._softmax.default", "aten.sum.default",
+                                       "aten.addmm.out", "aten.sum.out"}  # out= overloads too, as PyTorch's
     core = core_aten_decompositions()
     assert aten.t.default in core and aten.addmm.default not in core and aten.addmm.default in decomposition_table
     assert core is not core_aten_decompositions()
@@ -382,7 +383,8 @@ _NOT_DIFFERENTIABLE = {"aten.floor_divide.default", "aten.heaviside.default"}
 
 
 def test_every_decomposition_has_samples():
-    assert sorted(SAMPLES) == sorted(str(op) for op in decomposition_table)
+    # (out= overloads' decompositions are derived: tests/test_decomp_out_variants.py)
+    assert sorted(SAMPLES) == sorted(str(op) for op in decomposition_table if op._kind != "out")
 
 
 def _is_float(a) -> bool:
@@ -711,7 +713,7 @@ def test_saved_outputs_are_the_forward_nodes_not_constants():
 # Decompositions whose ops differ from PyTorch's decomposition of the same op, each for a reason:
 # trace reaches diagonal_copy, which this library has no aten form of (its diagonal is the view);
 # PyTorch's sinc divides sin(0) by 0 and masks the NaN, so its gradient at 0 is NaN (the op's is 0).
-DECOMPOSITIONS_DIFFERING_FROM_PYTORCH = {"aten.sinc.default", "aten.trace.default"}
+DECOMPOSITIONS_DIFFERING_FROM_PYTORCH = {"aten.sinc.default"}  # (PyTorch's gradient at 0 is NaN)
 
 
 @pytest.mark.torch
@@ -737,6 +739,8 @@ def test_decompositions_record_pytorchs_ops():
     differing = set()
     for overload, ours in decomposition_table.items():
         name = str(overload)
+        if overload._kind == "out":
+            continue  # derived from the functional one (tests/test_decomp_out_variants.py)
         theirs_op = getattr(getattr(torch.ops.aten, overload.overloadpacket.__name__), overload._overloadname)
         theirs = torch_table.get(theirs_op)
         if theirs is None:
@@ -768,6 +772,7 @@ def test_decompositions_record_pytorchs_sequences_literally():
             "aten.var_mean.correction", "getitem", "getitem", "aten.add.Tensor", "aten.rsqrt.default",
             "aten.sub.Tensor", "aten.mul.Tensor"]),
         aten.vdot.default: ((_f(3), _f(3, seed=1)), ["aten.dot.default"]),
+        aten.trace.default: ((_f(3, 4),), ["aten.diagonal_copy.default", "aten.sum.default"]),
     }
     for op, (args, expected) in cases.items():
         gm = make_fx(functools.partial(decomposition_table[op], *args))()

@@ -437,6 +437,29 @@ def test_embedding_padding_idx_row_is_zero_and_gets_no_gradient():
     assert emb.weight.grad[2].tolist() == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("indices", [
+    [3, 0, 3, 3, 1, 3, 0, 3],  # repeated rows: each row's lookups added in order, padded rows add +0
+    [5] * 30 + list(range(30)),  # one row looked up far more often than the rest: added round by round
+    [0, 1, 2, 3, 4, 5, 6, 7],  # each row once: one indexed update
+])
+def test_embedding_backward_adds_each_rows_lookups_in_order(indices):
+    # Gradients whose sums depend on their order (1e8 + 1 - 1e8 is 0 in float32, not 1), -0.0
+    # and NaN: the weight's gradient sums each row's lookups in lookup order from +0, as
+    # PyTorch's embedding_dense_backward
+    values = np.array([1e8, 1.0, -1e8, 3.0, -0.0, 2.5, np.nan, -7.0], np.float32)
+    grads = np.stack([np.roll(values, shift) for shift in range(len(indices))])
+    expected = np.zeros((30, 8), np.float32)
+    for position, row in enumerate(indices):  # one addition at a time, in order
+        expected[row] = expected[row] + grads[position]
+    weight = tm.zeros(30, 8, requires_grad=True)
+    tm.nn.functional.embedding(tm.tensor(indices), weight).backward(tm.tensor(grads))
+    assert weight.grad.numpy().tobytes() == expected.tobytes()
+    if torch is not None:
+        theirs = torch.zeros(30, 8, requires_grad=True)
+        torch.nn.functional.embedding(torch.tensor(indices), theirs).backward(torch.tensor(grads))
+        assert theirs.grad.numpy().tobytes() == expected.tobytes()
+
+
 def test_embedding_from_pretrained():
     weight = tm.tensor([[1.0, 2.0], [3.0, 4.0]])
     emb = tm.nn.Embedding.from_pretrained(weight, freeze=False, padding_idx=0)

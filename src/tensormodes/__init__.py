@@ -100,8 +100,10 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
 )
 from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import is_storage, tensortype, typename
+from ._autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
+from ._histograms import COMPOSITES as _HISTOGRAMS
 from ._integration import COMPOSITES as _INTEGRATION
 from ._linalg_legacy import COMPOSITES as _LINALG_LEGACY
 from ._linalg_legacy import REMOVED as _LINALG_REMOVED
@@ -152,6 +154,7 @@ globals().update(_LINALG_LEGACY)
 globals().update(_LINALG_REMOVED)
 # cumulative_trapezoid: PyTorch's composite, over public ops.
 globals().update(_INTEGRATION)
+globals().update(_HISTOGRAMS)
 
 
 def __getattr__(name: str):
@@ -181,8 +184,9 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile", "set_warn_always",
     "is_warn_always_enabled",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
-    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION,
+    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION, *_HISTOGRAMS,
     *_LINALG_LEGACY, *_LINALG_REMOVED,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -122,6 +122,14 @@ def _reflected_impl(opdef: OpDef):
     first_arg = tensor_arg if opdef.tensor_params.get(first) == TensorKind.TENSOR else tensor_or_scalar_arg
 
     reversed_op = OPS.get(f"r{name}")  # ``2 - x`` is ``rsub(x, 2)`` at the dispatch level, as in PyTorch
+    # the node is named as that op's (``2 - x``: RsubBackward1; ``2 ** x``: pow.Scalar's PowBackward2)
+    named_by = reversed_op or opdef
+    trailing_defaults = [p.default for p in list(named_by.signature.parameters.values())[2:]]
+
+    def node_name(self, other) -> str:
+        if callable(named_by.node):
+            return named_by.node(*((self, other) if reversed_op is not None else (other, self)), *trailing_defaults)
+        return named_by.node or named_by.name
 
     def reflected(self, other):
         state = _dispatch.get_state()
@@ -133,7 +141,7 @@ def _reflected_impl(opdef: OpDef):
         a, b = first_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
         result = wrap(kernel_site.call(opdef, a, b))
         if opdef.differentiable and needs_grad((self, other)):
-            return record(name, formula, params, {**defaults, first: other, second: self}, result,
+            return record(node_name(self, other), formula, params, {**defaults, first: other, second: self}, result,
                           opdef.save_only_for)
         return result
 

@@ -46,7 +46,7 @@ from .._ops import OpDef
 from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
 from .._state import STATE as _STATE
-from .._tensor_base import PLAIN, TensorBase
+from .._tensor_base import PLAIN, TensorBase, wrap_array
 from .runtime import GENERATED_NAMES, wrap
 
 __all__ = ["below_autograd", "by_position", "listens", "saving_impl", "correct_aliasing"]
@@ -80,7 +80,7 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
                 candidates = aten.overloads_of(opdef, kind)
                 entry[3] = candidates[0] if len(candidates) == 1 else False
             entry[4] = _lane(entry) or _without_lane
-        result = _decomposed(opdef, arguments.values())
+        result = _decomposed(opdef, tuple(arguments.values()), recorder)
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
     if out is not None:
@@ -176,7 +176,7 @@ def _lane(entry: list):
     given = "".join(v + ", " for v in values)
     body = []
     if opdef.decompose is not None:  # a composite: its decomposition, unless it declines these arguments
-        body += ["if out is None:", f"    result = _decomposed(_OPDEF, ({given}))",
+        body += ["if out is None:", f"    result = _decomposed(_OPDEF, ({given}), _rec)",
                  "    if result is not NotImplemented:", "        return result"]
     body += ["formula = _formula_calls()", "if out is not None:", f"    return _generic(entry, {arguments}, out)"]
     if aten.has_formula_forms(opdef):  # a gradient formula's call may reach another overload
@@ -406,21 +406,48 @@ def correct_aliasing(overload, args: tuple, kwargs: dict, out):
     return out
 
 
-def _decomposed(opdef: OpDef, values):
+def _decomposed(opdef: OpDef, values, recorder=None):
     """Run ``opdef``'s decomposition with ``__torch_function__`` handling off: a composite's
     inner calls are not public calls (PyTorch makes them in C++), but autograd and the dispatch
-    level see each of them."""
+    level see each of them — but for an op declared ``fused_grad_products`` (given its
+    ``recorder``) under modes that declared only products and convolutions (the state's
+    ``dispatch_sees_autograd`` off): its gradient formula calls those as the decomposition's
+    formulas do, so the decomposition runs with grad mode off and autograd records the op's own
+    node, as with no mode (one node and one formula instead of several)."""
     state = _overrides.get_state()
     inner = _overrides.without_torch_function(state)
-    token = None
+    fused = recorder is not None and opdef.fused_grad_products and state is not None and \
+        not state.dispatch_sees_autograd and grad_enabled() and _plain_and_recording(opdef, values) and \
+        (opdef.fused_grad_products is True or opdef.fused_grad_products(*values))
+    token = grad_token = None
     try:
         token = _overrides.set_state(inner)
-        return opdef.decompose(*values)
+        if fused:
+            grad_token = set_grad_enabled_raw(False)
+        result = opdef.decompose(*values)
     finally:
+        if grad_token is not None:
+            reset_grad_enabled(grad_token)
         if token is None:
             _overrides.set_state(state)
         else:
             _overrides.reset_state(token)
+    if not fused or result is NotImplemented:
+        return result
+    if result._view_base is not None:  # a view of the decomposition's own product: the op's fresh result
+        result = wrap_array(result._data)
+    return recorder(*values, result)
+
+
+def _plain_and_recording(opdef: OpDef, values) -> bool:
+    """Whether the op's tensor arguments are all plain tensors (or None) and one requires grad."""
+    recording = False
+    for name, value in zip(opdef.signature.parameters, values):
+        if name in opdef.tensor_params and value is not None:
+            if type(value) is not PLAIN.tensor:
+                return False
+            recording = recording or value._requires_grad
+    return recording
 
 
 def saving_impl(opdef: OpDef):
@@ -449,15 +476,17 @@ def call_overload(overload, args: tuple, kwargs: dict):
             getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
         python_dispatch.check_positional(overload, args)
-        if len(args) > _required_positional(overload):  # trailing ones at their defaults are dropped
-            args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, {}))
+        if len(args) > overload._required_positional:  # trailing ones at their defaults are dropped
+            args, kwargs = python_dispatch.as_dispatched(overload, args, kwargs)
         records = False
         for value in args:
             if getattr(value, "_requires_grad", False):
                 records = True
                 break
-    if records and grad_enabled():
-        opdef = overload._opdef
+    opdef = overload._opdef
+    # A factory (``new_empty``) or an op without gradients records nothing: it goes down the
+    # chain as written, not in its public function's form (which adds ``pin_memory=False``).
+    if records and grad_enabled() and not opdef.factory and opdef.differentiable is not False:
         args, kwargs = python_dispatch.public_call(overload, args, kwargs, checked=True)  # (checked above)
         if opdef.saves and overload._kind == "functional":
             # The recorded output, and the intermediates the overload also returns (computed
@@ -466,16 +495,6 @@ def call_overload(overload, args: tuple, kwargs: dict):
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
         return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
     return python_dispatch.call_overload(overload, args, kwargs)
-
-
-def _required_positional(overload) -> int:
-    """How many positional arguments ``overload``'s schema has without a default (cached): a direct
-    call giving more may hold some at their defaults, which PyTorch's dispatcher leaves out."""
-    count = overload.__dict__.get("_required_positional")
-    if count is None:
-        count = overload._required_positional = sum(
-            1 for a in overload._schema.arguments if not a.kwarg_only and not a.has_default_value)
-    return count
 
 
 def below(overload, args: tuple, kwargs: dict):

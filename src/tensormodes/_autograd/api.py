@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .engine import run_backward
+from .nodes import GradientEdge
 
 __all__ = ["backward", "grad"]
 
@@ -31,7 +32,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     if inputs is not None:
         chosen = _as_list(inputs)
         for t in chosen:
-            if t._grad_fn is not None and t._requires_grad:
+            if type(t) is not GradientEdge and t._grad_fn is not None and t._requires_grad:
                 t.retain_grad()  # as PyTorch: a non-leaf input keeps its gradient, now and later
         # the leaves' accumulations run in the pass, in plain backward's order (PyTorch's)
         run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph,

@@ -11,6 +11,7 @@ the recursion limit. Saved tensors are freed node by node unless
 
 from __future__ import annotations
 
+import itertools
 from contextvars import ContextVar
 from heapq import heapify, heappop, heappush
 from sys import getrefcount
@@ -21,6 +22,7 @@ from .._dispatch.python_dispatch import FORMULA_CALLS, HOOKS
 from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
+from .anomaly_mode import ANOMALY, check_gradients, report_failed_node
 from .grad_mode import _GRAD_ENABLED
 from .graph import (
     NEEDS_PARAM,
@@ -33,6 +35,7 @@ from .graph import (
     first_grad_below,
     grad_edge,
 )
+from .nodes import GradientEdge
 
 __all__ = ["run_backward", "register_tensor_hook", "register_post_accumulate_hook", "RemovableHandle",
            "current_node", "queue_callback"]
@@ -42,11 +45,16 @@ class _Pass:
     """One running backward pass: the node it is running (PyTorch's ``_current_autograd_node``)
     and the callbacks to run when it ends (``queue_callback``)."""
 
-    __slots__ = ("node", "callbacks")
+    __slots__ = ("node", "callbacks", "id", "roots", "wanted", "graph", "accumulates")
 
     def __init__(self) -> None:
         self.node = None
         self.callbacks: list = []
+        self.id = next(_PASS_IDS)
+        self.roots = self.graph = self.wanted = self.accumulates = None  # (see will_execute)
+
+
+_PASS_IDS = itertools.count()
 
 
 # The innermost running pass of this thread or task (None outside backward). Tools at the dispatch
@@ -74,6 +82,28 @@ def current_node() -> Node | None:
     """
     running = _PASS.get()
     return None if running is None else running.node
+
+
+def current_pass_id() -> int:
+    """The running backward pass's number, -1 outside one (PyTorch's ``torch._C._current_graph_task_id``)."""
+    running = _PASS.get()
+    return -1 if running is None else running.id
+
+
+def will_execute(node: Node) -> bool:
+    """Whether the running backward pass runs ``node`` (PyTorch's ``torch._C._will_engine_execute_node``):
+    it lies in the graph below the pass's roots, among the nodes that lead to the wanted inputs if any."""
+    running = _PASS.get()
+    if running is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if running.wanted is not None:
+        if type(node) is AccumulateGrad and not running.accumulates:
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                               "autograd.grad(). This is currently not supported.")
+        return node in running.wanted
+    if running.graph is None:
+        running.graph = _graph_nodes(running.roots)
+    return node in running.graph
 
 
 def queue_callback(callback) -> None:
@@ -260,6 +290,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
               inputs: list | None, allow_unused: bool, accumulate: bool):
     roots, buffers, listens = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful, wanted = _targets(inputs, roots)
+    running.roots, running.wanted, running.accumulates = roots, wanted, accumulate
     useful = useful | wanted if wanted is not None and accumulate else useful  # backward(inputs=): theirs run too
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
@@ -288,15 +319,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                 continue
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
-                running.node = node
-                results = _applied(node, tuple(grads)) if wanted is None else _applied_wanted(node, tuple(grads),
-                                                                                               wanted)
-                running.node = None
-                if node._post_hooks:
-                    for hook in node._post_hooks:
-                        replaced = hook(results, tuple(grads))
-                        if replaced is not None:
-                            results = tuple(replaced)
+                results = _run_node(running, node, tuple(grads), wanted)
             if not retain_graph:
                 node.release()
             if results is None:
@@ -333,6 +356,27 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _run_node(running: _Pass, node: Node, grads: tuple, wanted):
+    """``node``'s input gradients, its post hooks applied; under anomaly detection checked for NaN,
+    and a failure reported with the forward traceback of the call that made the node."""
+    running.node = node
+    try:
+        results = _applied(node, grads) if wanted is None else _applied_wanted(node, grads, wanted)
+        if ANOMALY.enabled:
+            check_gradients(node, results)
+    except BaseException:
+        if ANOMALY.enabled:
+            report_failed_node(node)
+        raise
+    running.node = None
+    if node._post_hooks:
+        for hook in node._post_hooks:
+            replaced = hook(results, grads)
+            if replaced is not None:
+                results = tuple(replaced)
+    return results
 
 
 # Keys of accumulations ready to run: below every node's key (-sequence number), so they run next,
@@ -440,12 +484,16 @@ def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None, 
     if inputs is None:
         return {}, [], None, None
     targets: dict[tuple[int, int], int] = {}
+    nodes = set()
     for i, t in enumerate(inputs):
-        if not t._requires_grad:
+        if type(t) is GradientEdge:  # (get_gradient_edge's: where a tensor's gradient arrives)
+            node, output_nr = t.node, t.output_nr
+        elif not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        node, output_nr = grad_edge(t)
+        else:
+            node, output_nr = grad_edge(t)
         targets[(id(node), output_nr)] = i
-    nodes = {grad_edge(t)[0] for t in inputs}
+        nodes.add(node)
     useful = _nodes_leading_to(nodes, _graph_nodes(roots))
     return targets, [None] * len(inputs), useful, useful | nodes
 

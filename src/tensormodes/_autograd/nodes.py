@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from typing import NamedTuple
 
 from .. import _dtype as dt
 from .._tensor_base import wrap_array
 
 __all__ = ["Node", "AccumulateGrad", "grad_edge", "alias", "version_counter", "version_of", "bump_version",
-           "share_version", "next_sequence_nr", "differentiable_tensor"]
+           "share_version", "next_sequence_nr", "differentiable_tensor", "GradientEdge"]
 
 _BFLOAT16 = dt.bfloat16._np
 _DIFFERENTIABLE_KINDS = frozenset("fc")
@@ -145,3 +146,13 @@ def grad_edge(t) -> tuple:
     if accumulator is None:
         accumulator = t._grad_accumulator = AccumulateGrad(t)
     return (accumulator, 0)
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor arrives in the backward graph: ``(node, output_nr)``
+    (PyTorch's ``torch.autograd.graph.GradientEdge``; ``autograd.grad`` takes one as an input).
+    ``ownership_token`` is PyTorch's, kept for its signature (here the node keeps its graph alive)."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None

@@ -4,13 +4,14 @@ A decomposition table maps an aten ``OpOverload`` to a Python function computing
 other aten ops; ``make_fx(f, decomposition_table=...)`` runs the function instead of
 recording the op, and records the ops it calls. ``get_decompositions`` picks entries (by
 overload, or by packet for all its overloads); ``core_aten_decompositions()`` is the table
-lowering to PyTorch's core ATen op set, as far as this library's ops go.
+lowering to PyTorch's core ATen op set, as far as this library's ops go. An op's ``out=``
+overload is decomposed through its functional one (``out_variants``), as PyTorch's ``out_wrapper``.
 
 >>> import tensormodes as tm
 >>> from tensormodes._decomp import get_decompositions
 >>> aten = tm.ops.aten
 >>> sorted(str(op) for op in get_decompositions([aten.addmm, aten._softmax.default]))
-['aten._softmax.default', 'aten.addmm.default']
+['aten._softmax.default', 'aten.addmm.default', 'aten.addmm.out']
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..ops import OpOverload, OpOverloadPacket
-from . import decompositions, decompositions_more
-from .decompositions import CORE, DECOMPOSITIONS, register
+from . import decompositions, decompositions_more, out_variants
+from .decompositions import CORE, DECOMPOSITIONS, OUT_VARIANTS, register
+
+out_variants.add_out_variants(DECOMPOSITIONS, CORE, OUT_VARIANTS)  # (after every module has registered its own)
 
 __all__ = ["decomposition_table", "get_decompositions", "core_aten_decompositions", "register_decomposition",
-           "decompositions", "decompositions_more"]
+           "decompositions", "decompositions_more", "out_variants"]
 
 decomposition_table = DECOMPOSITIONS
 """Every decomposition this library has: ``OpOverload`` -> function."""

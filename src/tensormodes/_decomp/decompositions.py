@@ -20,19 +20,25 @@ from collections.abc import Callable
 from .._api.namespace import float32, get_default_dtype
 from ..ops import aten
 
-__all__ = ["DECOMPOSITIONS", "CORE", "register"]
+__all__ = ["DECOMPOSITIONS", "CORE", "OUT_VARIANTS", "register"]
 
 DECOMPOSITIONS: dict = {}
 CORE: set = set()  # the overloads PyTorch's core_aten_decompositions() decomposes
+# overload -> whether PyTorch's tables also hold its ``out=`` overload (``register``'s ``out``)
+OUT_VARIANTS: dict = {}
 
 
-def register(*overloads, core: bool = False) -> Callable:
+def register(*overloads, core: bool = False, out: bool | str = True) -> Callable:
     """Decorator: ``fn`` is the decomposition of each of ``overloads`` (``core``: PyTorch's
-    core ATen decompositions include it)."""
+    core ATen decompositions include it). ``out``: PyTorch registers it for the op's packet,
+    so its tables also hold the op's ``out=`` overload (derived, ``out_variants``); "table":
+    its full table does, its core set names the functional overload only; False: PyTorch
+    registers the overload alone."""
 
     def decorate(fn: Callable) -> Callable:
         for overload in overloads:
             DECOMPOSITIONS[overload] = fn
+            OUT_VARIANTS[overload] = out
             if core:
                 CORE.add(overload)
         return fn
@@ -110,13 +116,13 @@ def _unsafe_view(self, size):
 
 # -- factories -------------------------------------------------------------------------------
 
-@register(aten.ones.default, core=True)
+@register(aten.ones.default, core=True, out=False)
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     return aten.full.default(size, 1, dtype=dtype or get_default_dtype(), layout=layout, device=device,
                              pin_memory=pin_memory)
 
 
-@register(aten.zeros.default, core=True)
+@register(aten.zeros.default, core=True, out=False)
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     return aten.full.default(size, 0, dtype=dtype or get_default_dtype(), layout=layout, device=device,
                              pin_memory=pin_memory)
@@ -132,12 +138,12 @@ def zeros_like(self, **kwargs):
     return aten.full_like.default(self, 0, **kwargs)
 
 
-@register(aten.arange.default, core=True)
+@register(aten.arange.default, core=True, out="table")
 def arange(end, **kwargs):
     return aten.arange.start_step(0, end, 1, **kwargs)
 
 
-@register(aten.arange.start, core=True)
+@register(aten.arange.start, core=True, out="table")
 def arange_start(start, end, **kwargs):
     return aten.arange.start_step(start, end, 1, **kwargs)
 
@@ -217,7 +223,7 @@ def gelu(self, *, approximate: str = "none"):
     return aten.mul.Tensor(half, aten.add.Tensor(aten.erf.default(aten.mul.Tensor(self, math.sqrt(0.5))), 1))
 
 
-@register(aten.square.default, core=True)
+@register(aten.square.default, core=True, out=False)
 def square(self):
     return aten.pow.Tensor_Scalar(self, 2)
 
@@ -316,12 +322,14 @@ def isposinf(self):
 
 # -- reductions and products -----------------------------------------------------------------
 
-@register(aten.sum.default, core=True)
-def sum_all(self, *, dtype=None):
+@register(aten.sum.default, aten.sum.out, core=True)
+def sum_all(self, *, dtype=None, out=None):
+    if out is not None:  # PyTorch's own out= form (not its out_wrapper's)
+        return aten.sum.IntList_out(self, [], dtype=dtype, out=out)
     return aten.sum.dim_IntList(self, [], dtype=dtype) if dtype is not None else aten.sum.dim_IntList(self, [])
 
 
-@register(aten.logsumexp.default, core=True)
+@register(aten.logsumexp.default, core=True, out="table")
 def logsumexp(self, dim, keepdim=False):
     if self.numel() == 0:
         return aten.log.default(_sum_dims(aten.exp.default(self), dim, keepdim))
@@ -340,10 +348,13 @@ def _sum_dims(self, dim, keepdim):
 
 @register(aten.trace.default, core=True)
 def trace(self):
-    return aten.sum.default(aten.diagonal.default(self))
+    # PyTorch's ``sum(diag(self))``: ``diag`` of a matrix is ``diagonal_copy``
+    if self.dim() != 2:
+        raise RuntimeError(f"expected a matrix, but got tensor with dim {self.dim()}")
+    return aten.sum.default(aten.diagonal_copy.default(self))
 
 
-@register(aten.outer.default, core=True)
+@register(aten.outer.default, core=True, out=False)
 def outer(self, vec2):
     return aten.mul.Tensor(aten.unsqueeze.default(self, 1), vec2)
 

@@ -220,7 +220,7 @@ def vdot(self, other):
     return aten.dot.default(self, other)
 
 
-@register(aten.inner.default, core=True)
+@register(aten.inner.default, core=True, out=False)
 def inner(self, other):
     if self.dim() == 0 or other.dim() == 0:
         return aten.mul.Tensor(self, other)

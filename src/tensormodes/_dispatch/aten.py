@@ -31,7 +31,7 @@ from .._state import STATE as _STATE
 from .._symbolic import SymBool, SymFloat, SymInt
 from .._tensor_base import PLAIN as _PLAIN
 from .._tensor_base import TensorBase
-from . import python_dispatch
+from . import composite_reach, python_dispatch
 
 __all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
            "formula_overload", "overloads_of", "op_namespace", "define_overload", "reaches"]
@@ -491,6 +491,7 @@ _TAKES_TENSOR, _TAKES_NUMBER, _TAKES_INTS = "tensor", "number", "ints"
 _GRAD = python_dispatch.HOOKS  # ``enabled``: grad mode's flag, given by the autograd layer
 _FORMULA_CALLS = python_dispatch.FORMULA_CALLS
 _run_chain = python_dispatch.run_chain
+_as_dispatched = python_dispatch.as_dispatched
 
 # -- overloads and packets -----------------------------------------------------------------
 
@@ -612,6 +613,10 @@ class OpOverload:
     # The kernel end when schema-form positional arguments are the implementation's own (set
     # with ``_kernel`` at the first call that reaches the kernel; None before, or when they are not).
     _plain_kernel = None
+    # How many positional arguments the schema has without a default: a direct call giving more
+    # may hold trailing ones at their defaults, which PyTorch's dispatcher leaves out (set by
+    # ``python_dispatch.as_dispatched`` at its first look; 0 before, so that it looks).
+    _required_positional = 0
 
     def __call__(self, /, *args, **kwargs):
         if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
@@ -642,7 +647,11 @@ class OpOverload:
                         except TypeError:
                             python_dispatch.bind(self, args, kwargs)  # PyTorch's error for wrong arguments
                             raise
+            if kwargs or len(args) > self._required_positional:  # (the class's 0 until the first look)
+                args, kwargs = _as_dispatched(self, args, kwargs)
             return _run_chain(self, args, kwargs)
+        if kwargs or len(args) > self._required_positional:
+            args, kwargs = _as_dispatched(self, args, kwargs)
         return python_dispatch.call_overload(self, args, kwargs)
 
     def __repr__(self) -> str:
@@ -849,12 +858,21 @@ def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ..
 def reaches(name: str, packets: frozenset) -> bool:
     """Whether a call of the table's op ``name`` may show the dispatch level an op of one of
     ``packets`` (``OpOverloadPacket``s): one of its own overloads (any kind, those only gradient
-    formulas reach included) is in them, or it is a composite (its decomposition may reach any
-    op), or not the table's (a run-time op: assumed to). A mode declaring ``handled_ops`` lets
-    every other op take the plain path."""
+    formulas reach included) is in them, or, for a composite, one of any op its decomposition
+    or the gradient formulas of either form may run (``composite_reach.op_closure``), or it is
+    not the table's (a run-time op: assumed to). A mode declaring ``handled_ops`` lets every
+    other op take the plain path — a composite then runs undecomposed, as with no mode."""
     opdef = OPS.get(name)
-    if opdef is None or opdef.decompose is not None or opdef.name != name:
+    if opdef is None or opdef.name != name:
         return True
+    if opdef.decompose is None:
+        return _own_overload_in(name, packets)
+    closure = composite_reach.op_closure(name)
+    return closure is None or any(_own_overload_in(op, packets) for op in closure)
+
+
+def _own_overload_in(name: str, packets: frozenset) -> bool:
+    """Whether one of op ``name``'s own overloads (any kind, formulas' included) is in ``packets``."""
     if not _BUILT.is_set():
         _build()
     for kind in ("functional", "inplace", "out"):

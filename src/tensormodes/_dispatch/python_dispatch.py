@@ -32,7 +32,7 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "check_positional",
+           "check_positional", "as_dispatched", "at_schema_default",
            "schema_form", "form_source", "run_chain", "after_modes", "skip_top_mode",
            "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
@@ -191,8 +191,11 @@ def normalized(overload, bound: dict) -> tuple[tuple, dict]:
     args, kwargs, pending = [], {}, []
     for argument in overload._schema.arguments:
         given = argument.name in bound
-        value = bound[argument.name] if given else argument.default_value
-        at_default = not given or (argument.has_default_value and _same_default(value, argument.default_value))
+        value = bound[argument.name] if given else getattr(argument.default_value, "value", argument.default_value)
+        at_default = not given or (argument.has_default_value and
+                                   at_schema_default(value, argument.default_value, argument.type))
+        if type(value) is int and argument.type in ("float", "float?"):
+            value = float(value)  # as PyTorch's binding holds it
         if argument.kwarg_only:
             if not at_default:
                 kwargs[argument.name] = value
@@ -205,10 +208,73 @@ def normalized(overload, bound: dict) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
-def _same_default(value, default) -> bool:
+def at_schema_default(value, default, schema_type: str) -> bool:
+    """Whether a given ``value`` equals its argument's schema ``default`` as PyTorch's dispatcher
+    compares them (the value made the schema's type first, then compared as ATen's values): a
+    ``float`` takes an int (``nan_to_num(x, 0)`` is at ``0.``), a ``Scalar`` keeps its type
+    (``alpha=1.0`` is not ``alpha=1``), an ``int[2]`` takes one int for both (``padding=0`` is
+    ``[0, 0]``, but ``[0]`` is not)."""
     default = getattr(default, "value", default)
-    return value is default or (type(value) in _NUMBERS | {bool, str} and type(value) is type(default)
-                                and value == default)
+    if value is default:
+        return True
+    kind = type(value)
+    base = schema_type.rstrip("?")
+    if base == "float":
+        return kind in _NUMBERS and type(default) in _NUMBERS and value == default
+    if "[" in base and (kind in _SEQUENCES or kind is int):
+        size = base.partition("[")[2].partition("]")[0]
+        count = int(size) if size.isdigit() else 1
+        values = list(value) if kind in _SEQUENCES else [value] * count
+        defaults = list(default) if type(default) in _SEQUENCES else [default] * count
+        return len(values) == len(defaults) and all(
+            type(v) is type(d) and v == d for v, d in zip(values, defaults))
+    return kind in _EQUAL_BY_VALUE and kind is type(default) and value == default
+
+
+_EQUAL_BY_VALUE = frozenset({int, float, bool, str, complex})
+
+
+def as_dispatched(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A direct call's arguments (``func(*args, **kwargs)`` in a handler, user code's
+    ``aten.cat.default([x, y], 0)``) as PyTorch's dispatcher hands them on, whatever grad mode:
+    trailing positional arguments at their schema defaults left out, keyword-only ones at theirs
+    too (``at_schema_default``). Arguments the schema refuses are left for the kernel to refuse."""
+    plan = overload.__dict__.get("_dispatched_plan")
+    if plan is None:
+        arguments = overload._schema.arguments
+        positional = tuple((a.default_value, a.type) for a in arguments if not a.kwarg_only)
+        keywords = {a.name: (a.default_value, a.type) for a in arguments if a.kwarg_only and a.has_default_value}
+        keyword_only = frozenset(a.name for a in arguments if a.kwarg_only)
+        required = overload._required_positional = sum(
+            1 for a in arguments if not a.kwarg_only and not a.has_default_value)
+        floats = tuple(i for i, a in enumerate(arguments) if not a.kwarg_only and a.type in ("float", "float?"))
+        plan = overload._dispatched_plan = (required, positional, keywords, keyword_only, floats)
+    required, positional, keywords, keyword_only, floats = plan
+    if kwargs and not keyword_only.issuperset(kwargs):  # a positional one by name: PyTorch's binding places it
+        return normalized(overload, bind(overload, args, kwargs))
+    for index in floats:  # a float argument given an int holds it as a float (``nan_to_num(x, 0)``: ``0.``)
+        if index < len(args) and type(args[index]) is int:
+            args = (*args[:index], float(args[index]), *args[index + 1:])
+    count = len(args)
+    if count <= len(positional):
+        while count > required:
+            default, schema_type = positional[count - 1]
+            if default is _NO_SCHEMA_DEFAULT or not at_schema_default(args[count - 1], default, schema_type):
+                break
+            count -= 1
+        if count < len(args):
+            args = args[:count]
+    if kwargs:
+        for name, value in kwargs.items():
+            known = keywords.get(name)
+            if known is not None and at_schema_default(value, *known):
+                kwargs = {k: v for k, v in kwargs.items()
+                          if k not in keywords or not at_schema_default(v, *keywords[k])}
+                break
+    return args, kwargs
+
+
+_NO_SCHEMA_DEFAULT = inspect.Parameter.empty
 
 
 # A loss's ``reduction``: a string in Python, an int enum in ATen's schemas.
@@ -244,7 +310,7 @@ def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
         form = overload._form = _form(overload)
     values = None
     args, kwargs, pending = [], {}, []
-    for name, public, index, default, always, kwarg_only, int_list, fill, given, strict in form:
+    for name, public, index, default, always, kwarg_only, int_list, fill, given, strict, by_value in form:
         if public in arguments:
             value = arguments[public]
             if index < -1:  # one of several out= tensors: ``sort(x, out=(values, indices))``
@@ -260,7 +326,8 @@ def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
         if strict:  # a Scalar given: at its schema default only as the same type (alpha=1.0 is not alpha=1)
             at_default = not always and (value is default or _same_scalar(value, fill))
         else:
-            at_default = not always and (value is default or _same(value, default) or _same(value, fill))
+            at_default = not always and (value is default or (_same(value, default) if by_value else value is fill)
+                                         or _same(value, fill))
         if at_default:
             value = fill
         elif int_list:
@@ -305,7 +372,8 @@ def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
     names = {"_MISSING": _MISSING, "_same": _same, "_same_scalar": _same_scalar, "_int_list": _int_list,
              "_REDUCTIONS": REDUCTIONS, "_positional": _positional}
     lines, positional, keywords = [], [], []
-    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given, strict) in enumerate(form):
+    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given, strict, by_value) in \
+            enumerate(form):
         v, d = f"v{i}", f"d{i}"
         names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
         if public is not None and public in read:
@@ -335,16 +403,7 @@ def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
         if always:
             lines.extend(conversion)
         else:
-            # ``_same`` is never true against None or _MISSING: those tests are left out
-            terms = [f"{v} is _D{i}"]
-            if strict:  # a Scalar given: at its schema default only as the same type
-                terms.append(f"_same_scalar({v}, _F{i})")
-            else:
-                if default is not None and default is not _MISSING:
-                    terms.append(f"_same({v}, _D{i})")
-                if fill is not None and fill is not _MISSING and fill is not default:
-                    terms.append(f"_same({v}, _F{i})")
-            lines.append(f"{d} = {' or '.join(terms)}")
+            lines.append(f"{d} = {' or '.join(_default_terms(i, default, fill, strict, by_value))}")
             lines.append(f"if {d}:")
             lines.append(f"    {v} = _F{i}")
             if conversion:
@@ -435,12 +494,30 @@ _NUMBERS = frozenset({int, float})
 _SEQUENCES = frozenset({list, tuple})
 
 
+def _default_terms(i: int, default, fill, strict: bool, by_value: bool) -> list[str]:
+    """``form_source``'s tests of whether argument ``i``'s value ``v{i}`` is at its default, as
+    ``_schema_form_interpreted`` makes them (``_same`` is never true against None or _MISSING:
+    those tests are left out)."""
+    v = f"v{i}"
+    terms = [f"{v} is _D{i}"]
+    if strict:  # a Scalar given: at its schema default only as the same type
+        return [*terms, f"_same_scalar({v}, _F{i})"]
+    if not by_value:  # the public default is not the schema's: given, only the schema's counts
+        terms.append(f"{v} is _F{i}")
+    elif default is not None and default is not _MISSING:
+        terms.append(f"_same({v}, _D{i})")
+    if fill is not None and fill is not _MISSING and fill is not default:
+        terms.append(f"_same({v}, _F{i})")
+    return terms
+
+
 def _form(overload) -> list[tuple]:
     """Per schema argument: (its name, its public parameter or None, that parameter's position,
     the default that leaves it out, whether it is always given, keyword-only, how it is an int
     list (its length, 1 for any; 0 not one, None a float), what a handler sees when it is left
     at its default, what it sees for a None that is always given, whether it is a ``Scalar``
-    compared with its schema default by type too)."""
+    compared with its schema default by type too, whether a value equal to the public default
+    is at the default — ``_means_schema_default``)."""
     parameters = list(overload._opdef.signature.parameters.values())
     position = {p.name: i for i, p in enumerate(parameters)}
     form = []
@@ -482,8 +559,26 @@ def _form(overload) -> list[tuple]:
         index = position.get(public, -1) if len(outs) < 2 or public != "out" else -2 - outs.index(argument)
         strict = argument.type == "Scalar" and type(fill) in (int, float, bool, complex)
         form.append((argument.name, public, index, default, always, argument.kwarg_only, int_list, fill, given,
-                     strict))
+                     strict, _means_schema_default(default, fill, int_list)))
     return form
+
+
+def _means_schema_default(default, fill, int_list) -> bool:
+    """Whether a public default, made the schema's type as a given value is, is the schema's
+    default (``padding=0`` is ``int[2] padding=[0, 0]``, ``reduction="mean"`` is ``1``). Where
+    it is not (``nan_to_num``'s ``nan=0.0``, schema ``float? nan=None``), PyTorch's binding has
+    the schema's default and keeps a given value equal to the public one (``nan_to_num(x, 0.0)``
+    reaches handlers with its ``0.0``): only the default itself (not given) is left out."""
+    value = getattr(default, "value", default)  # (a schema's own spelled default: no public one)
+    if default is _MISSING or value is None or value is fill:
+        return True
+    if int_list:
+        value = _int_list(value, int_list)
+    elif int_list is None and type(value) is int:
+        value = float(value)
+    elif type(value) is str and type(fill) is int and value in REDUCTIONS:
+        value = REDUCTIONS[value]
+    return _same(value, fill)
 
 
 _MISSING = object()

@@ -10,6 +10,7 @@ leading-underscore ones (``_pointwise``, ``_reduction``, ``_samples``) are for i
 from . import (  # noqa: F401
     activation,
     adaptive_pooling,
+    adaptive_pooling_3d,
     arithmetic,
     attention_ops,
     backward_ops,
@@ -32,6 +33,7 @@ from . import (  # noqa: F401
     fft_transforms,
     float_parts,
     grids,
+    histograms,
     index_arithmetic,
     indexing,
     indexing_selection,

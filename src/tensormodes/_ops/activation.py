@@ -20,6 +20,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import copy_of
+from .._settings import SETTINGS
+from ._cephes import exp_of
+from ._random_math import fma32
+from ._vector_kernels import FLOAT_LANES, HALF_VECTOR_LANES, float_row_sums, row_sums, sleef_expf
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -131,21 +135,60 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     shifted, axis, result = _shifted(input, dim, dtype, "softmax")
     if not shifted.size:
         return shifted
+    if result._np in HALF_TYPES:
+        if axis == shifted.ndim - 1 or not shifted.ndim:
+            return _half_softmax_last(shifted, result._np)
+        return _half_softmax_inner(shifted, axis, result._np)
     exponentials = np.exp(shifted, out=shifted)
-    total = np.add.reduce(exponentials, axis, keepdims=True)
-    if result._np in HALF_TYPES and axis != shifted.ndim - 1:
-        return _half_softmax_inner(exponentials, total, result._np)
-    exponentials *= 1.0 / total
+    exponentials *= 1.0 / np.add.reduce(exponentials, axis, keepdims=True)
     return exponentials.astype(result._np, copy=False)  # a new array already
 
 
-def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dtype) -> np.ndarray:
-    """Half softmax along a dim that is not the last, as PyTorch's CPU kernel computes it one
-    inner position at a time: the exponentials are stored in the half dtype, then divided by
-    their float32 sum. (Its vectorised path, which divides the float32 exponentials instead,
-    takes whole blocks of 32 inner positions of one thread's share of the work, and so depends
-    on its thread count; its results differ from these in the last bit at most.)"""
-    return (exponentials.astype(low).astype(np.float32) / total).astype(low)
+def _half_softmax_last(shifted: np.ndarray, low: np.dtype) -> np.ndarray:
+    """Half softmax along the last dim (``shifted``: float32 ``x - max``) as PyTorch's CPU kernel
+    computes it, a row at a time in float32: Sleef's ``exp`` over whole 16-lane vectors and the C
+    library's ``expf`` after them, summed in its loop's order (``float_row_sums``), multiplied by
+    the sum's reciprocal and rounded once."""
+    length = shifted.shape[-1] if shifted.ndim else 1
+    rows = shifted.reshape(-1, length)
+    whole = length - length % FLOAT_LANES
+    exponentials = np.empty_like(rows)
+    exponentials[:, :whole] = sleef_expf(rows[:, :whole])
+    exponentials[:, whole:] = exp_of(rows[:, whole:])
+    exponentials *= (np.float32(1) / float_row_sums(exponentials))[:, None]
+    return exponentials.astype(low).reshape(shifted.shape)
+
+
+def _half_softmax_inner(shifted: np.ndarray, axis: int, low: np.dtype) -> np.ndarray:
+    """Half softmax along a dim that is not the last, as PyTorch's CPU kernel computes it: its
+    (outer, inner) positions split among the intra-op threads (``_vector_positions``); a thread
+    takes whole blocks of 32 inner positions of one row at once in float32 (Sleef's ``exp``, the
+    exponentials divided by their sum) and the rest one position at a time (the C library's
+    ``expf``, the exponentials stored in the half dtype, then divided by their float32 sum)."""
+    length = shifted.shape[axis]
+    outer, inner = int(np.prod(shifted.shape[:axis])), int(np.prod(shifted.shape[axis + 1:]))
+    blocks = shifted.reshape(outer, length, inner)
+    vector = _vector_positions(outer, inner)[:, None, :]
+    exponentials = np.where(vector, sleef_expf(blocks), exp_of(blocks))
+    total = _in_order_sums(exponentials, 1)
+    stored = np.where(vector, exponentials, exponentials.astype(low).astype(np.float32))
+    return (stored / total).astype(low).reshape(shifted.shape)
+
+
+def _vector_positions(outer: int, inner: int) -> np.ndarray:
+    """Which (outer, inner) positions the half inner-dim softmax kernel computes in its vector
+    steps: ``at::parallel_for`` (grain size 0) cuts the ``outer * inner`` positions into one
+    contiguous range per intra-op thread (``SETTINGS.num_threads``); each range's stretch of a
+    row takes blocks of 32 from its start, the rest of the stretch is scalar."""
+    count = outer * inner
+    chunk = -(-count // min(SETTINGS.num_threads, count))
+    position = np.arange(count)
+    range_start = position // chunk * chunk
+    row_start = position // inner * inner
+    start = np.maximum(range_start, row_start)
+    end = np.minimum(np.minimum(range_start + chunk, count), row_start + inner)
+    vector = position - start < (end - start) // HALF_VECTOR_LANES * HALF_VECTOR_LANES
+    return vector.reshape(outer, inner)
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
@@ -160,14 +203,18 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     tensor([-0.6931, -0.6931])
     """
     shifted, axis, result = _shifted(input, dim, dtype, "log_softmax")
-    if shifted.size:
-        total = np.add.reduce(np.exp(shifted), axis, keepdims=True)
-        if result._np in HALF_TYPES and axis == shifted.ndim - 1:
-            # Along the last dim PyTorch's half kernel keeps the sum and its log in the result dtype.
+    if shifted.size and result._np in HALF_TYPES:
+        # PyTorch's half kernels: exp and sums in float32 as for the backward kernels; along the
+        # last dim they keep the sum and its log in the result dtype.
+        total = _half_kernel_sums(_half_kernel_exponentials(shifted, axis), axis)
+        if axis == shifted.ndim - 1:
             low = result._np
-            shifted -= np.log(total.astype(low).astype(np.float32)).astype(low).astype(np.float32)
+            total = total.astype(low).astype(np.float32)
+            shifted -= np.log(total.astype(np.float64)).astype(np.float32).astype(low).astype(np.float32)
         else:
-            shifted -= np.log(total)
+            shifted -= np.log(total.astype(np.float64)).astype(np.float32)
+    elif shifted.size:
+        shifted -= np.log(np.add.reduce(np.exp(shifted), axis, keepdims=True))
     return shifted.astype(result._np, copy=False)  # shifted is a new array
 
 
@@ -205,6 +252,45 @@ def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_d
     if grad_output.dtype in HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
         return grad_output.astype(np.float32), output.astype(np.float32), axis
     return grad_output, output, axis
+
+
+def _half_kernel_sums(values: np.ndarray, axis: int) -> np.ndarray:
+    """The float32 sums of ``values`` along ``axis`` (kept) as PyTorch's half-type softmax backward
+    kernels add them: along the last dim in its vector reduction's lane order (``row_sums``), along
+    another dim one position after another (its vertical sums)."""
+    if values.ndim == 0 or values.size == 0:
+        return np.add.reduce(values, axis if values.ndim else None, keepdims=True)
+    if axis != values.ndim - 1:
+        return _in_order_sums(values, axis)
+    length = values.shape[-1]
+    return row_sums(values.reshape(-1, length)).reshape(values.shape[:-1] + (1,))
+
+
+def _in_order_sums(values: np.ndarray, axis: int) -> np.ndarray:
+    """The sums along ``axis`` (kept), each position added after the one before (NumPy's reduce
+    would add pairwise along an axis contiguous in memory, as a dim followed by size-1 dims is)."""
+    return np.add.accumulate(values, axis)[(slice(None),) * axis + (slice(-1, None),)]
+
+
+_BACKWARD_BLOCK_BYTES = 128 * 1024  # the inner-dim kernels' working block along the softmax dim
+
+
+def _half_kernel_exponentials(out: np.ndarray, axis: int) -> np.ndarray:
+    """``exp`` of float32 values as PyTorch's half log_softmax kernels (forward and backward) compute
+    it: Sleef's vector ``exp`` along the last dim. Along another dim the kernel walks the inner
+    positions in chunks (as many as fit 128 KiB of half values along the dim, whole vectors of 32,
+    at least one); the positions after a chunk's last whole vector take the C library's ``expf``."""
+    if out.ndim == 0 or axis == out.ndim - 1:
+        return sleef_expf(out)
+    length, inner = out.shape[axis], int(np.prod(out.shape[axis + 1:]))
+    chunk = max(_BACKWARD_BLOCK_BYTES // length // 2, HALF_VECTOR_LANES) // HALF_VECTOR_LANES * HALF_VECTOR_LANES
+    position = np.arange(inner)
+    chunk_length = np.minimum(chunk, inner - position // chunk * chunk)
+    scalar = position % chunk >= chunk_length - chunk_length % HALF_VECTOR_LANES
+    blocks = out.reshape(-1, length, inner)
+    if not scalar.any():
+        return sleef_expf(out)
+    return np.where(scalar, exp_of(blocks), sleef_expf(blocks)).reshape(out.shape)
 
 
 def _backward_meta(kernel: str):
@@ -252,7 +338,10 @@ def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "softmax")
     result = grad * out
-    result -= out * np.add.reduce(result, axis, keepdims=True)
+    if grad_output.dtype in HALF_TYPES:
+        result = (grad - _half_kernel_sums(result, axis)) * out
+    else:
+        result -= out * np.add.reduce(result, axis, keepdims=True)
     return np.asarray(result.astype(grad_output.dtype, copy=False))
 
 
@@ -289,6 +378,9 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     tensor([ 0.5000, -0.5000])
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
+    if grad_output.dtype in HALF_TYPES:
+        total = np.broadcast_to(_half_kernel_sums(grad, axis), grad.shape)
+        return np.asarray(fma32(-_half_kernel_exponentials(out, axis), total, grad).astype(grad_output.dtype))
     if not out.ndim:
         result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
         return np.asarray(result.astype(grad_output.dtype, copy=False))

@@ -4,6 +4,8 @@ windows computed from the output size, PyTorch's bounds; each op's gradient form
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import numbers
 
@@ -115,8 +117,9 @@ def _window_gather(size: int, out: int):
     return np.minimum(positions, size - 1), positions < end[:, None]
 
 
-def _averaged(input: np.ndarray, sizes) -> np.ndarray:
-    """``input`` averaged over adaptive windows of its last ``len(sizes)`` (1 or 2) dimensions."""
+def _averaged(input: np.ndarray, sizes, *, rounded: bool = False) -> np.ndarray:
+    """``input`` averaged over adaptive windows of its last ``len(sizes)`` (1, 2 or 3) dimensions;
+    ``rounded``: as PyTorch's 3-D kernel, every sum and division rounded to the input's dtype."""
     _check_averaged_dtype(input, sizes)
     shape = (*input.shape[:-len(sizes)], *sizes)
     if math.prod(shape) == 0:
@@ -124,18 +127,35 @@ def _averaged(input: np.ndarray, sizes) -> np.ndarray:
     work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
     if len(sizes) == 1:
         work, sizes = work[..., None, :], [1, *sizes]
-    (rows, row_inside), (columns, column_inside) = (_window_gather(size, out) for size, out in
-                                                    zip(work.shape[-2:], sizes))
+    windows = _window_grid(work.shape[-len(sizes):], sizes)
     # One add per position of the largest window, in the order PyTorch's kernel sums a window (row
     # by row, from zero): sums that cancel or overflow round as PyTorch's do, and a NaN or an
     # infinity stays in the windows that hold it.
-    total = np.zeros((*work.shape[:-2], *sizes), work.dtype)
-    for i in range(rows.shape[1]):
-        for j in range(columns.shape[1]):
-            inside = row_inside[:, i, None] & column_inside[None, :, j]
-            total += np.where(inside, work[..., rows[:, i, None], columns[None, :, j]], 0)
-    result = total / row_inside.sum(1)[:, None] / column_inside.sum(1)[None, :]
+    total = np.zeros((*work.shape[:-len(sizes)], *sizes), work.dtype)
+    for taps in itertools.product(*(range(positions.shape[-1]) for positions, _ in windows)):
+        index = tuple(positions[..., tap] for (positions, _), tap in zip(windows, taps))
+        inside = functools.reduce(np.logical_and, (inside[..., tap] for (_, inside), tap in zip(windows, taps)))
+        total += np.where(inside, work[(..., *index)], 0)
+        if rounded and work.dtype != input.dtype:
+            total = total.astype(input.dtype).astype(work.dtype)
+    result = total
+    for _, inside in windows:  # divided by the window's length along each dimension in turn
+        result = result / (inside.sum(-1).astype(work.dtype) if rounded else inside.sum(-1))
+        if rounded and work.dtype != input.dtype:
+            result = result.astype(input.dtype).astype(work.dtype)
     return np.ascontiguousarray(result.reshape(shape), dtype=input.dtype)
+
+
+def _window_grid(spatial, sizes) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``_window_gather`` of each of the last ``len(sizes)`` dimensions, shaped to broadcast over
+    the output grid: dimension d's (positions, inside) have shape (1, .., out_d, .., 1, kernel_d)."""
+    grid = []
+    for dim, (size, out) in enumerate(zip(spatial, sizes)):
+        positions, inside = _window_gather(size, out)
+        shape = [1] * len(sizes) + [positions.shape[1]]
+        shape[dim] = out
+        grid.append((positions.reshape(shape), inside.reshape(shape)))
+    return grid
 
 
 def _averaging_tensor(size: int, out: int, like):
@@ -290,21 +310,30 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
 
 
 def _adaptive_maxima(input: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
-    """The maxima of an ``sizes`` grid of adaptive windows over the last two dimensions, and
-    their flat positions in the plane (the first one of a window's ties, or its last NaN, as
-    PyTorch's scan finds them)."""
-    height, width = input.shape[-2:]
+    """The maxima of an ``sizes`` grid of adaptive windows over the last ``len(sizes)`` (2 or 3)
+    dimensions, and their flat positions in the plane or volume (the first one of a window's
+    ties, or its last NaN, as PyTorch's scan finds them)."""
+    count = len(sizes)
+    spatial = input.shape[-count:]
     if 0 in sizes:
-        shape = (*input.shape[:-2], *sizes)
+        shape = (*input.shape[:-count], *sizes)
         return np.zeros(shape, input.dtype), np.zeros(shape, np.int64)
     work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
-    # Every window gathered at the largest window's size; the positions past a smaller
-    # window's end hold -inf, which never wins (each window has at least one element).
-    (rows, row_valid), (columns, column_valid) = _window_gather(height, sizes[0]), _window_gather(width, sizes[1])
-    windows = work[..., rows[:, :, None, None], columns[None, None, :, :]]  # (..., Oh, kh, Ow, kw)
-    windows = np.where(row_valid[:, :, None, None] & column_valid[None, None, :, :], windows, -np.inf)
-    windows = np.moveaxis(windows, -3, -2)  # (..., Oh, Ow, kh, kw)
-    flat = windows.reshape(*windows.shape[:-2], windows.shape[-2] * windows.shape[-1])  # not -1: empty batches
+    # Every window gathered at the largest window's size, the window offsets on axes of their
+    # own: (..., O1, k1, O2, k2 ...); the positions past a smaller window's end hold -inf, which
+    # never wins (each window has at least one element).
+    gathered = [_window_gather(size, out) for size, out in zip(spatial, sizes)]
+    index, valid = [], np.ones((1,) * 2 * count, bool)
+    for dim, (positions, inside) in enumerate(gathered):
+        shape = [1] * 2 * count
+        shape[2 * dim:2 * dim + 2] = positions.shape
+        index.append(positions.reshape(shape))
+        valid = valid & inside.reshape(shape)
+    windows = np.where(valid, work[(..., *index)], -np.inf)
+    lead = windows.ndim - 2 * count
+    windows = windows.transpose(*range(lead), *range(lead, windows.ndim, 2), *range(lead + 1, windows.ndim, 2))
+    kernel = windows.shape[lead + count:]
+    flat = windows.reshape(*windows.shape[:lead + count], math.prod(kernel))  # not -1: empty batches
     # As PyTorch's scan: the first of the largest, or the last NaN.
     chosen = np.argmax(flat, axis=-1)
     if work.dtype.kind == "f":
@@ -312,10 +341,11 @@ def _adaptive_maxima(input: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
         last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
         chosen = np.where(nan.any(axis=-1), last_nan, chosen)
     values = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0]
-    kernel_width = columns.shape[1]
-    row = rows[np.arange(sizes[0])[:, None], chosen // kernel_width]
-    column = columns[np.arange(sizes[1])[None, :], chosen % kernel_width]
-    return values.astype(input.dtype), (row * width + column).astype(np.int64)
+    position = 0
+    for dim, ((positions, _), tap) in enumerate(zip(gathered, np.unravel_index(chosen, kernel))):
+        outputs = np.arange(sizes[dim]).reshape([-1 if d == dim else 1 for d in range(count)])
+        position = position * spatial[dim] + positions[outputs, tap]
+    return values.astype(input.dtype), np.asarray(position, np.int64)
 
 
 def _adaptive_max_pool1d_arguments(input, output_size) -> int:
@@ -380,11 +410,37 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
 
 # -- unpooling ------------------------------------------------------------------------------------
 
-def _max_unpool2d_grad(grad, indices, input_shape):
-    outputs = grad.shape[-2] * grad.shape[-1]
-    inputs = input_shape[-2] * input_shape[-1]  # (not -1: a plane may be empty)
-    taken = grad.reshape(*grad.shape[:-2], outputs).gather(-1, indices.reshape(*input_shape[:-2], inputs))
+def _unpool_gradient(grad, indices, input_shape, count: int):
+    """An unpooling's gradient (PyTorch's ``max_pool_double_backward``): each input element reads
+    the output gradient at its index, in the last ``count`` dimensions flattened."""
+    outputs = math.prod(grad.shape[-count:])
+    inputs = math.prod(input_shape[-count:])  # (not -1: a plane may be empty)
+    leading = tuple(input_shape[:-count])
+    taken = grad.reshape(*grad.shape[:-count], outputs).gather(-1, indices.reshape(*leading, inputs))
     return taken.reshape(input_shape)
+
+
+def _max_unpool2d_grad(grad, indices, input_shape):
+    return _unpool_gradient(grad, indices, input_shape, 2)
+
+
+def _unpooled(input: np.ndarray, indices: np.ndarray, sizes) -> np.ndarray:
+    """A zero plane or volume of ``sizes`` (the last ``len(sizes)`` dimensions) per leading index,
+    each input value put at its flat index there; PyTorch's error for an index out of range."""
+    count = len(sizes)
+    shape = (*input.shape[:-count], *sizes)
+    if input.size == 0 or math.prod(sizes) == 0:
+        return np.zeros(shape, input.dtype)
+    planes = input.reshape(*input.shape[:-count], -1)
+    positions = indices.reshape(planes.shape)
+    elements = math.prod(sizes)
+    if positions.size and (positions.min() < 0 or positions.max() >= elements):
+        wrong = positions.max() if positions.max() >= elements else positions.min()
+        raise RuntimeError(f"Found an invalid max index: {wrong} (output volumes are of size "
+                           f"{'x'.join(map(str, sizes))})")
+    result = np.zeros((*planes.shape[:-1], elements), input.dtype)
+    np.put_along_axis(result, positions, planes, axis=-1)
+    return result.reshape(shape)
 
 
 # One element per plane: random indices cannot collide (where they do, which value lands is
@@ -409,13 +465,4 @@ def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
     """
     height, width = _check_unpool_arguments(input, indices, output_size)
     _check_unpool_dtype(input, (*input.shape[:-2], height, width))
-    if input.size == 0 or height * width == 0:
-        return np.zeros((*input.shape[:-2], height, width), input.dtype)
-    planes = input.reshape(*input.shape[:-2], -1)
-    positions = indices.reshape(planes.shape)
-    if positions.size and (positions.min() < 0 or positions.max() >= height * width):
-        wrong = positions.max() if positions.max() >= height * width else positions.min()
-        raise RuntimeError(f"Found an invalid max index: {wrong} (output volumes are of size {height}x{width})")
-    result = np.zeros((*planes.shape[:-1], height * width), input.dtype)
-    np.put_along_axis(result, positions, planes, axis=-1)
-    return result.reshape(*input.shape[:-2], height, width)
+    return _unpooled(input, indices, (height, width))

@@ -47,6 +47,7 @@ from .common import (
     no_derivative,
     operand_dtype,
     ops,
+    overload_node,
     quiet,
     zero_where,
 )
@@ -202,7 +203,7 @@ def _rsub_grad(grad, alpha, needs_input_grad):
 
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
-    meta=broadcasting("other", "input"), grad=_rsub_grad,
+    meta=broadcasting("other", "input"), grad=_rsub_grad, node=overload_node("rsub#1", "rsub", 1),
     samples=(Sample((M23, M23)), Sample((M23, 2)), Sample((I23, 5), {"alpha": 2}), Sample((SCALAR_F64, ROW))),
     aten={"rsub.Tensor": (), "rsub.Scalar": ("alpha: ~Scalar", "+pointwise")})
 def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
@@ -344,8 +345,14 @@ def _reciprocal_times(self, other):
     return self.reciprocal() * other
 
 
+def _div_node(input, other, rounding_mode=None) -> str:
+    # a rounding mode reaches div.Tensor_mode (a number divisor is wrapped into a tensor): DivBackward2
+    return "div" if rounding_mode is None else "div#2"
+
+
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_div_grad, node=_div_node, save_only_for={"input": "other"}, method=True, inplace=True,
+    out=True,
     dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True, composite=_reciprocal_times),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
@@ -430,7 +437,8 @@ def _remainder_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
+    meta=elementwise, grad=_remainder_grad, node=overload_node("remainder", "remainder#1", 1),
+    save_only_for={"input": "other", "other": "other"},
     method=True, inplace=True, out=True,
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
@@ -461,7 +469,8 @@ def _fmod_grad(grad, input, other, needs_input_grad):
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise,
-    grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
+    grad=_fmod_grad, node=overload_node("fmod", "fmod#1", 1), save_only_for={"input": "other", "other": "other"},
+    method=True, inplace=True, out=True,
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
              Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))),
     aten={"fmod.Tensor": (), "fmod.Scalar": ()}, tags=("core", "pointwise"))
@@ -524,8 +533,16 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
     return input_grad, exponent_grad
 
 
+def pow_node(input, exponent) -> str:
+    """The node of the ``pow`` overload a call reaches, PyTorch's: ``Tensor_Scalar`` PowBackward0,
+    ``Tensor_Tensor`` PowBackward1, ``Scalar`` (a number base) PowBackward2."""
+    if isinstance(input, Number):
+        return "pow#2"
+    return "pow" if isinstance(exponent, Number) else "pow#1"
+
+
 @op(errors=(Sample((I23, -1)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_pow_grad, save_only_for={"result": "exponent"}, method=True, inplace=True,
+    meta=elementwise, grad=_pow_grad, node=pow_node, save_only_for={"result": "exponent"}, method=True, inplace=True,
     out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),

@@ -34,7 +34,7 @@ from ._pointwise import (
     _wide,
 )
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
-from .arithmetic import _DIVISORS, _pow_grad, _power
+from .arithmetic import _DIVISORS, _pow_grad, _power, pow_node
 from .common import (
     PLAIN_FLOATS,
     check_same_shape_or_broadcast,
@@ -46,6 +46,7 @@ from .common import (
     no_derivative,
     operand_dtype,
     ops,
+    overload_node,
     quiet,
     scalar_type_name,
 )
@@ -163,7 +164,8 @@ def _lerp_grad(grad, input, end, weight, needs_input_grad):
 
 @op(errors=(Sample((M23, F64, 0.5)), Sample((M23, TensorSpec((3, 2)), 0.5)), Sample((I23, I23, 0.5))),
     meta=elementwise,
-    grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
+    grad=_lerp_grad, node=overload_node("lerp", "lerp#1", 2), save_only_for={"input": "weight", "end": "weight"},
+    method=True, inplace=True, out=True,
     samples=(Sample((M23, M23, 0.3)), Sample((M23, M23, 0.8)), Sample((M23, ROW, COLUMN)),
              Sample((F16, F16, 0.25)), Sample((M23, M23, TensorSpec((), "float64", 0, 1))),
              Sample((C64, C64, 0.5)), Sample((SCALAR_F64, SCALAR_F64, SCALAR_F64))),
@@ -350,8 +352,20 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     return input_grad, other_grad
 
 
+def scalar_overload_node(name: str):
+    """The backward node of the overload a call of a binary op reaches, as PyTorch numbers them:
+    ``<name>`` for two tensors, ``#1`` for a number first (``self_scalar``), ``#2`` for a number
+    second (``other_scalar``)."""
+    def node(input, other) -> str:
+        if isinstance(input, Number):
+            return f"{name}#1"
+        return f"{name}#2" if isinstance(other, Number) else name
+    return node
+
+
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, inplace_function=True, out=True,
+    meta=elementwise, grad=_xlogy_grad, node=scalar_overload_node("xlogy"), method=True, inplace=True,
+    inplace_function=True, out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
@@ -413,7 +427,8 @@ def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_copysign_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_copysign_grad, node=overload_node("copysign#1", "copysign", 1), method=True,
+    inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
              Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))),
     aten={
@@ -447,7 +462,8 @@ def _float_power_grad(grad, result, input, exponent, needs_input_grad):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=elementwise, grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
+    meta=elementwise, grad=_float_power_grad, node=pow_node, method=True, inplace=True, out=True,
+    written_check=_exact_result_dtype,
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((POSITIVE, 0.5)), Sample((I23, 3)),
              Sample((2, I32)), Sample((2.5, M23)), Sample((F16, BF16)), Sample((C64, 2)),
              Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))),

@@ -514,6 +514,21 @@ def recordable(dtype: dt.dtype) -> bool:
     return True
 
 
+def overload_node(number: str, tensor: str, *positions: int):
+    """The backward node of the overload a call reaches, as PyTorch numbers them: ``tensor`` when an
+    argument at one of ``positions`` is a tensor, else ``number`` (``x.fmod(2)`` FmodBackward0,
+    ``x.fmod(y)`` FmodBackward1; ``x.clamp(0, 1)`` ClampBackward1, ``x.clamp(t)`` ClampBackward0).
+
+    >>> overload_node("fmod", "fmod#1", 1)(np.ones(2), 2.0)
+    'fmod'
+    """
+    def node(*arguments) -> str:
+        given = (arguments[i] for i in positions)
+        return tensor if any(a is not None and not isinstance(a, numbers.Number) for a in given) else number
+
+    return node
+
+
 def writes_into_input(input, *arguments) -> bool:
     """A ``differentiable=`` predicate (asked only for calls that would be recorded) for ops that
     write values into a copy of ``input`` (``index_put``, ``masked_fill``, ``index_fill``): where a

@@ -38,6 +38,7 @@ from .common import (
     not_implemented,
     operand_dtype,
     ops,
+    overload_node,
     quiet,
     scalar_type_name,
     zero_where,
@@ -242,18 +243,7 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
     return input_grad, min_grad, max_grad
 
 
-def _bounds_node(scalar: str, tensor: str):
-    """The backward node of the overload a call reaches, as PyTorch names them: a tensor bound
-    reaches ``<op>.Tensor``, numbers the Scalar overload (``x.clamp(0, 1)``: ``ClampBackward1``,
-    ``x.clamp_min(t)``: ``ClampMinBackward1``)."""
-
-    def node(input, *bounds) -> str:
-        return tensor if any(b is not None and not isinstance(b, Number) for b in bounds) else scalar
-
-    return node
-
-
-_CLAMP_NODE = _bounds_node("clamp#1", "clamp")
+_CLAMP_NODE = overload_node("clamp#1", "clamp", 1, 2)
 
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
@@ -289,8 +279,8 @@ def _clamp_min_grad(grad, input, min, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_clamp_min_grad, node=_bounds_node("clamp_min", "clamp_min#1"), method=True, inplace=True,
-    inplace_function=True, out=True,
+    meta=elementwise, grad=_clamp_min_grad, node=overload_node("clamp_min", "clamp_min#1", 1), method=True,
+    inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()}, tags=("pointwise",))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -309,8 +299,8 @@ def _clamp_max_grad(grad, input, max, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
-    meta=elementwise, grad=_clamp_max_grad, node=_bounds_node("clamp_max", "clamp_max#1"), method=True, inplace=True,
-    inplace_function=True, out=True,
+    meta=elementwise, grad=_clamp_max_grad, node=overload_node("clamp_max", "clamp_max#1", 1), method=True,
+    inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()}, tags=("pointwise",))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name

@@ -33,8 +33,9 @@ from . import indexing as _indexing
 from . import joining as _joining
 from . import nn as _nn
 from . import views as _views
+from ._half_losses import half_weight_total
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, no_complex_autograd, ops, output_differentiability, scalar_type_name, wrap_dim
+from .common import HALF_TYPES, along, no_complex_autograd, ops, output_differentiability, scalar_type_name, wrap_dim
 from .meta_rules import metadata, rule, same_metadata, same_shape
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import meta_indexed, reshaped, value_dependent
@@ -150,8 +151,13 @@ def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tu
     output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
     if mode == "none" and input.ndim != 1:
         return output, np.zeros((), input.dtype)
-    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
-    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
+    index, positions, target, weight = _nn._counted(input, target, weight, ignore_index)
+    if weight is None:
+        total = index[1].size
+    elif input.dtype in HALF_TYPES and index[1].size:
+        total = half_weight_total(weight[index[1]], positions, target)
+    else:
+        total = weight[index[1]].sum(dtype=input.dtype)
     return output, np.asarray(total, input.dtype)
 
 

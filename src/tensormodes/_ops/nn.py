@@ -21,7 +21,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray, contiguous_strides
 from .._tensor_base import zeros
 from . import activation as _activation
-from ._reduction import _half_cascade, _half_cascade_skipping
+from ._half_losses import _half_nll_total, half_softmax_less_one_hot, half_weight_total
 from ._samples import SCALAR
 from .backward_ops import REDUCTIONS
 from .common import (
@@ -162,12 +162,12 @@ def _linear_decomposition(input, weight, bias=None):
     """PyTorch's composite ``linear``, op for op: ``addmm`` for a 2-D input with a bias, a contiguous
     input folded into one ``addmm`` and viewed back, else ``matmul`` of ``weight.t()`` then ``add`` (out of
     place, as PyTorch's is for modes and subclasses)."""
-    if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1] or \
-            (bias is not None and (bias.dim() > 1 or bias.dtype != input.dtype)):
+    if weight.dim() != 2 or (dims := input.dim()) == 0 or input.shape[-1] != weight.shape[1] or \
+            (bias is not None and ((bias_dims := bias.dim()) > 1 or bias.dtype != input.dtype)):
         return NotImplemented  # the fused op raises PyTorch's errors
-    if bias is not None and input.dim() == 2:
+    if bias is not None and dims == 2:
         return ops.addmm(bias, input, weight.t())
-    if bias is not None and input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+    if bias is not None and input.is_contiguous() and (dims == 3 or bias_dims == 1):
         flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         result = ops.addmm(bias, flat, weight.t())
         return result.view(*input.shape[:-1], result.shape[1])
@@ -176,7 +176,7 @@ def _linear_decomposition(input, weight, bias=None):
 
 
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
-    decompose=_linear_decomposition,
+    decompose=_linear_decomposition, fused_grad_products=lambda *args: _linear_node(*args) == "addmm",
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
             Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
             Sample((TensorSpec((2, 3)), TensorSpec((3,)), TensorSpec((2,)))),
@@ -359,30 +359,6 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
     if input.ndim == 1 and target.ndim == 1:
         target = reshaped(target, ())
     return target, weight
-
-
-def _half_nll_total(picked, per_target, positions, target, mode) -> np.ndarray:
-    """nll_loss's 'sum' or 'mean' of half-type entries as PyTorch's kernel computes them: the
-    (weighted) negated entries and the weights summed in the half type (``_half_cascade``), the
-    mean their quotient, rounded."""
-    dtype = picked.dtype
-    losses = -picked.astype(np.float32)
-    if per_target is not None:
-        losses = (losses * per_target.astype(np.float32)).astype(dtype).astype(np.float32)
-    if positions is None:
-        total = _half_cascade(losses.reshape(-1), dtype)
-        weights = None if per_target is None else _half_cascade(per_target.astype(np.float32).reshape(-1), dtype)
-    else:
-        # positions in the flattened (batch, spatial) order PyTorch's loop runs over
-        counted = np.ravel_multi_index(positions, target.shape or (1,))
-        total = _half_cascade_skipping(losses.reshape(-1), counted, dtype)
-        weights = None if per_target is None else _half_cascade_skipping(
-            per_target.astype(np.float32).reshape(-1), counted, dtype)
-    if mode == "sum":
-        return np.asarray(total, dtype=dtype)
-    count = np.float32(np.float32(picked.size).astype(dtype)) if weights is None else weights
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / count, dtype=dtype)
 
 
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
@@ -594,7 +570,9 @@ def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarra
     else:
         scale = grad_output.reshape(())
     if mode == "mean":
-        if total is None:
+        if total is None and per_target is not None and input.dtype in HALF_TYPES:
+            total = np.asarray(half_weight_total(per_target, positions, target), input.dtype)
+        elif total is None:
             total = index[1].size if per_target is None else per_target.sum(dtype=input.dtype)
         if not total:  # nothing counts (nothing is written), or the weights sum to 0: NaN, as in PyTorch
             with quiet():
@@ -986,7 +964,8 @@ def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_i
     scales = _target_scales(grad_output, log_probs, target, mode, index, positions, per_target)
     if not log_probs.size:
         return np.zeros(log_probs.shape, log_probs.dtype)
-    # Half types in float32, rounded once at the end, as PyTorch's kernels compute them.
+    if log_probs.dtype in HALF_TYPES:
+        return half_softmax_less_one_hot(log_probs, index, positions, target, scales, dim)
     probabilities = np.exp(log_probs if log_probs.dtype in _FULL_PRECISION else log_probs.astype(np.float32))
     batched = probabilities if dim else probabilities[None]
     # Each target's row (along the class dimension) is exp(log_probs) * its scale, less the scale at its class.
@@ -998,3 +977,4 @@ def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_i
         batched *= scales[:, None] if scales.ndim else scales
     np.subtract.at(batched, index, scales)  # faster than batched[index] -= scales
     return np.asarray(probabilities.astype(log_probs.dtype, copy=False))
+

@@ -392,6 +392,8 @@ def _matmul_decomposition(input, other):
     if not dim1 or not dim2 or input.dtype != other.dtype or \
             input.shape[-1] != (other.shape[-2] if dim2 > 1 else other.shape[0]):
         return NotImplemented  # the op raises PyTorch's errors
+    if dim1 == 2 and dim2 == 2:  # the common case first: no batch to broadcast
+        return input.mm(other)
     batch1, batch2 = tuple(input.shape[:-2]), tuple(other.shape[:-2])
     try:
         batch = list(np.broadcast_shapes(batch1, batch2))
@@ -403,8 +405,6 @@ def _matmul_decomposition(input, other):
         return input.mv(other)
     if dim1 == 1 and dim2 == 2:
         return input.unsqueeze(0).mm(other).squeeze_(0)  # as PyTorch: squeeze_.dim, SqueezeBackward4
-    if dim1 == 2 and dim2 == 2:
-        return input.mm(other)
     unsafe_view = ops.ops.aten._unsafe_view.default
     if _should_fold(input, other):
         transposed = dim2 > dim1

@@ -478,9 +478,20 @@ def _extreme_meta(opdef, args, kwargs):
     return _reduce_meta()(opdef, args, kwargs)
 
 
+def _extreme_node(name: str, elementwise: str):
+    """PyTorch's node for the overload a ``max``/``min`` call reaches: the whole tensor's
+    (MaxBackward1), along a dim (MaxBackward0), or elementwise against a tensor (MaximumBackward0)."""
+    def node(input, dim=None, keepdim=False) -> str:
+        if dim is None:
+            return f"{name}#1"
+        return name if isinstance(dim, Number) else elementwise
+
+    return node
+
+
 @op(meta=MetaRule(_extreme_meta, "extreme"),
     errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
-    returns=("values", "indices"), grad=_extreme_grad(True), method=True,
+    returns=("values", "indices"), grad=_extreme_grad(True), node=_extreme_node("max", "maximum"), method=True,
     out=True, samples=_EXTREME_SAMPLES,
     aten={"max.default": ("dim", "keepdim", "out=unary_out"), "maximum.default": ("keepdim", "dim: Tensor other="),
           "max.dim": ("dim: int=", "+core", "out=dim_max", "(out): max max_values")}, tags=("reduction",))
@@ -504,7 +515,9 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
     return _extreme(np.maximum, np.ndarray.argmax, "max", "maximum", input, dim, keepdim)
 
 
-@op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
+@op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False),
+    node=_extreme_node("min", "minimum"),
+    method=True,
     out=True, samples=_EXTREME_SAMPLES,
     aten={"min.default": ("dim", "keepdim", "out=unary_out"), "minimum.default": ("keepdim", "dim: Tensor other="),
           "min.dim": ("dim: int=", "+core", "out=dim_min", "(out): min min_indices")}, tags=("reduction",))

@@ -46,7 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 __all__ = ["op", "alias", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index", "Tensor",
-           "TensorKind", "RETURN_TYPES", "tensor_kind_of", "scratch_table"]
+           "TensorKind", "RETURN_TYPES", "tensor_kind_of", "scratch_table", "register_return_type"]
 
 # Which public callable a dunder presents to handlers (see ``Dunder``).
 METHOD, OWN = "method", "own"
@@ -131,6 +131,9 @@ class OpDef:
     aten: str | dict | None = None
     tags: tuple[str, ...] = ()
     decompose: Callable | None = None
+    # its gradient formula calls the products and convolutions its decomposition's formulas call,
+    # alike and in order (for the arguments a function of them accepts; see ``op``'s ``fused_grad_products``)
+    fused_grad_products: bool | Callable[..., bool] = False
     schema_types: dict[str, str] = field(default_factory=dict)
     # the in-place form is a function of the namespace too (``torch.abs_``; see ``op``)
     inplace_function: bool = False
@@ -242,7 +245,8 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
        node: str | Callable | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = (),
        aten: str | dict | None = None, tags: tuple[str, ...] = (), decompose: Callable | None = None,
-       schema: dict[str, str] | None = None, inplace_function: bool = False):
+       schema: dict[str, str] | None = None, inplace_function: bool = False,
+       fused_grad_products: bool | Callable[..., bool] = False):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -368,7 +372,11 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     ``common.ops``, like gradient formulas), run instead of the op when a dispatch-level mode
     or subclass listens, where PyTorch's op is a composite: ``F.linear`` reaches the dispatch
     level as ``t`` and ``addmm``. Its calls are seen by autograd and by the dispatch level,
-    not by ``__torch_function__`` handlers.
+    not by ``__torch_function__`` handlers. ``fused_grad_products``: the op's gradient formula
+    calls the products and convolutions (``mm`` ...) its decomposition's formulas call, with the
+    same arguments and in the same order (a function of the op's arguments: for the calls it
+    accepts), so under dispatch modes that handle only those autograd may record the op's own
+    node while the modes see the decomposition's forward.
     """
 
     def register(kernel: Callable) -> Callable:
@@ -399,11 +407,21 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
             written_check=written_check, random=random, node=node, meta=meta, errors=tuple(errors),
             aten=aten, tags=tuple(tags), decompose=decompose, schema_types=dict(schema or {}),
-            inplace_function=inplace_function,
+            inplace_function=inplace_function, fused_grad_products=fused_grad_products,
             returns=None if returns is None else _return_type(op_name, tuple(returns), return_types))
         return kernel
 
     return register
+
+
+def register_return_type(name: str, fields: tuple[str, ...]) -> type:
+    """A ``torch.return_types`` named tuple for a composite that is not an op of the table
+    (``histogramdd``), made like the ops' (``returns=``) and registered with them.
+
+    >>> register_return_type.__name__
+    'register_return_type'
+    """
+    return _return_type(name, fields, _tables()[1])
 
 
 def _return_type(name: str, fields: tuple[str, ...], return_types: dict[str, type]) -> type:

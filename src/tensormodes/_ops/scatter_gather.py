@@ -24,6 +24,7 @@ from .common import (
     cpp_type_name,
     dispatch_listens,
     ops,
+    overload_node,
     scalar_type_name,
     wrap_dim,
     writes_into_input,
@@ -439,7 +440,8 @@ def _index_fill_grad(grad, dim, index, value_shape, needs_input_grad):
     return grad_input, None, grad_value
 
 
-@op(grad=_index_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
+@op(grad=_index_fill_grad, node=overload_node("index_fill", "index_fill#1", 3), differentiable=writes_into_input,
+    method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, 1, TensorSpec((2,), "int32", 0, 1), 1.0)),
             Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), 1.0)),
             Sample((M23, 2, TensorSpec((2,), "int64", 0, 1), 1.0)),
@@ -557,7 +559,8 @@ def _masked_fill_grad(grad, mask, value_shape, needs_input_grad):
     return grad.masked_fill(mask, 0) if needs_input_grad[0] else None, None, grad_value
 
 
-@op(grad=_masked_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
+@op(grad=_masked_fill_grad, node=overload_node("masked_fill", "masked_fill#1", 2), differentiable=writes_into_input,
+    method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, TensorSpec((2, 3), "int64"), 1.0)), Sample((M23, TensorSpec((3, 2), "bool"), 1.0)),
             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((3,)))),
             Sample((TensorSpec((2,), "int8"), TensorSpec((2,), "bool"), 1000))),
@@ -587,7 +590,11 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         shape = input.shape
     if type(input) is MetaArray:
         return MetaArray(tuple(shape), input.dtype)
-    return np.where(mask, fill, input)
+    # a copy with the value written where the mask is set: np.where's values (``fill`` is a 0-dim
+    # array of the input's dtype), faster for a broadcast mask (attention's causal one: 11 -> 6.5 us)
+    result = (input if shape == input.shape else np.broadcast_to(input, shape)).copy()
+    np.copyto(result, fill, where=mask)
+    return result
 
 
 def _masked_scatter_grad(grad, mask, source_shape):

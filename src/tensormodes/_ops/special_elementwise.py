@@ -24,7 +24,7 @@ from . import _cephes, _normal
 from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
 from ._samples import BF16, C64, F16, I23, M23, POSITIVE, SCALAR_F64
-from .binary_math import _float_binary
+from .binary_math import _float_binary, scalar_overload_node
 from .common import HALF_TYPES, dtype_of, floating, not_implemented, operand_dtype, ops, scalar_type_name
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
@@ -99,17 +99,6 @@ def special_ndtr(input: Tensor) -> Tensor:
     compute = np.dtype(np.float32) if result in HALF_TYPES else result  # (a half type's product is float's, rounded)
     scaled = (input.astype(compute) * compute.type(_SQRT1_2)).astype(result)
     return ((1 + _erf_rounded(scaled)).astype(result) * result.type(0.5)).astype(result)
-
-
-def scalar_overload_node(name: str):
-    """The backward node of the overload a call of a binary op reaches, as PyTorch numbers them:
-    ``<name>`` for two tensors, ``#1`` for a number first (``self_scalar``), ``#2`` for a number
-    second (``other_scalar``)."""
-    def node(input, other) -> str:
-        if isinstance(input, Number):
-            return f"{name}#1"
-        return f"{name}#2" if isinstance(other, Number) else name
-    return node
 
 
 def _x_log1p_y(x, y):

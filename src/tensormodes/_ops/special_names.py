@@ -23,9 +23,9 @@ def _special(function: str, of: str | None = None, *, kernel=None, node: str | N
     samples = tuple(s for s in target.samples if len(s.args) <= 2) if function.endswith("softmax") else target.samples
     if kernel is not None:  # (its own errors: the samples it refuses are left out)
         samples = tuple(s for s in samples if not _refused(kernel, s))
-    alias(f"special_{function}", of=target.name, function=function, namespace=_SPECIAL, node=node or target.name,
-          samples=samples, kernel=kernel, doc=f"``tensormodes.{target.function}`` under ``torch.special``'s name.\n\n"
-          + target.doc.split("\n\n")[0])
+    alias(f"special_{function}", of=target.name, function=function, namespace=_SPECIAL,
+          node=node or target.node or target.name, samples=samples, kernel=kernel,
+          doc=f"``tensormodes.{target.function}`` under ``torch.special``'s name.\n\n" + target.doc.split("\n\n")[0])
 
 
 def _refused(kernel, sample) -> bool:

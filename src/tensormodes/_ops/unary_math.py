@@ -22,6 +22,7 @@ from ._pointwise import (
     _complex_from_parts,
     _float_unary,
     _half_reciprocal_sqrt,
+    _in,
     _is_integral,
     _neg_grad,
     _opmath,
@@ -386,7 +387,11 @@ def rsqrt(input: Tensor) -> Tensor:
     """
     if input.dtype in HALF_TYPES:
         return _half_reciprocal_sqrt(input)
-    return _float_unary(_reciprocal_sqrt, input)
+    result = floating(dtype_of(input))
+    if result.is_complex:
+        return _float_unary(_reciprocal_sqrt, input)
+    with quiet():  # PyTorch's real kernel: the square root, then its reciprocal, each rounded in the dtype
+        return _reciprocal_sqrt(_in(input, result))
 
 
 def _sin_grad(grad, input):

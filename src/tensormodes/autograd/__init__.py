@@ -24,14 +24,28 @@ from .._autograd.engine import RemovableHandle
 from .._autograd.function import Function, FunctionCtx
 from .._autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .._autograd.graph import Node
-from ..overrides import TorchFunctionMode, resolve_name
-from . import functional
+from ..overrides import TorchFunctionMode, handle_torch_function, has_torch_function, is_tensor_like, resolve_name
+from . import anomaly_mode, functional, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "BackwardOverride", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck",
-           "GradcheckError", "Node", "RemovableHandle", "functional"]
+           "GradcheckError", "Node", "RemovableHandle", "functional", "graph", "Variable", "variable",
+           "is_tensor_like", "has_torch_function", "handle_torch_function", "anomaly_mode", "detect_anomaly",
+           "set_detect_anomaly"]
+
+
+def variable(*args, **kwargs):
+    """PyTorch's deprecated ``torch.autograd.variable(...)``: raises, pointing to ``tensor``."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
+
+
+# As PyTorch: the function shadows the submodule ``autograd.variable``, and names its class (FX
+# writes ``Variable``'s calls as ``<module>.Variable(...)``).
+variable.Variable = Variable
 
 
 class BackwardOverride(TorchFunctionMode):

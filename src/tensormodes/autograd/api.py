@@ -29,6 +29,7 @@ from collections.abc import Mapping
 
 from .._api import namespace as tm
 from .._autograd import api as _engine_api
+from .._autograd.nodes import GradientEdge
 from ..overrides import handle_torch_function, has_torch_function, is_tensor_like
 
 __all__ = ["backward", "grad"]
@@ -36,7 +37,7 @@ __all__ = ["backward", "grad"]
 
 def _as_inputs(inputs, function: str) -> tuple:
     """``inputs`` as a tuple: one tensor(-like), a dict's values, or a sequence (PyTorch's rules)."""
-    if is_tensor_like(inputs):
+    if is_tensor_like(inputs) or type(inputs) is GradientEdge:
         return (inputs,)
     if type(inputs) is dict:
         return tuple(inputs.values())

@@ -378,3 +378,41 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: tm.Ge
         for col in range(cols):  # one permutation per column, as PyTorch draws them
             tensor[tm.randperm(rows)[:num_zeros], col] = 0
     return tensor
+
+
+def _deprecated(initializer):
+    """PyTorch's old name of ``initializer`` (without the trailing underscore): a FutureWarning, then
+    the same call."""
+    new_name = initializer.__name__
+    old_name = new_name[:-1]
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return initializer(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old_name
+    deprecated.__doc__ = f"""``{old_name}(...)``: deprecated, ``{new_name}`` with a ``FutureWarning``.
+
+    >>> import tensormodes as tm, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tm.nn.init.constant(tm.empty(2), 0.5).tolist()
+    [0.5, 0.5]
+    """
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+            "kaiming_normal", "orthogonal", "sparse"]

@@ -147,23 +147,26 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """
     kernel = _pair(kernel_size)
     step = kernel if stride is None else _pair(stride)
-    pad = _pair(padding)
-    default = [(input.shape[-2 + d] - 1) * step[d] + kernel[d] - 2 * pad[d] for d in range(2)]
-    if output_size is None:
-        size = default
-    else:
-        size = [int(s) for s in output_size]
-        if len(size) == 4:
-            size = size[2:]
-        if len(size) != 2:
-            raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but it has a length of "
-                             f"'{len(size)}'")
-        for d in range(2):
-            low, high = default[d] - step[d], default[d] + step[d]
-            if not low < size[d] < high:
-                raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} and '
-                                 f'{high})')
+    size = _unpool_output_size(input, kernel, step, _pair(padding), output_size)
     return _function("_max_unpool2d")(input, indices, size)
+
+
+def _unpool_output_size(input: Tensor, kernel, step, pad, output_size) -> list[int]:
+    """PyTorch's ``_unpool_output_size``: the size the pooling came from, or ``output_size`` (its
+    last ``len(kernel)`` entries) checked to be within a stride of it."""
+    count = len(kernel)
+    default = [(input.shape[-count + d] - 1) * step[d] + kernel[d] - 2 * pad[d] for d in range(count)]
+    if output_size is None:
+        return default
+    size = output_size[2:] if len(output_size) == count + 2 else output_size
+    if len(size) != count:
+        raise ValueError(f"output_size should be a sequence containing {count} or {count + 2} elements, but it has a "
+                         f"length of '{len(size)}'")
+    for d in range(count):
+        low, high = default[d] - step[d], default[d] + step[d]
+        if not low < size[d] < high:
+            raise ValueError(f'invalid output_size "{size}" (dim {d} must be between {low} and {high})')
+    return [int(s) for s in size]
 
 
 @_public
@@ -179,20 +182,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """
     kernel = _single_list(kernel_size)
     step = kernel if stride is None else _single_list(stride)
-    pad = _single_list(padding)
-    default = (input.shape[-1] - 1) * step[0] + kernel[0] - 2 * pad[0]
-    if output_size is None:
-        size = [default]
-    else:
-        size = list(output_size)
-        if len(size) == 3:
-            size = size[2:]
-        if len(size) != 1:
-            raise ValueError(f"output_size should be a sequence containing 1 or 3 elements, but it has a length of "
-                             f"'{len(size)}'")
-        if not default - step[0] < size[0] < default + step[0]:
-            raise ValueError(f'invalid output_size "{size}" (dim 0 must be between {default - step[0]} and '
-                             f'{default + step[0]})')
+    size = _unpool_output_size(input, kernel, step, _single_list(padding), output_size)
     return _function("_max_unpool2d")(input.unsqueeze(-1), indices.unsqueeze(-1), [int(size[0]), 1]).squeeze(-1)
 
 
@@ -200,6 +190,30 @@ def _single_list(value) -> list[int]:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return [int(value)]
     return [int(v) for v in value]
+
+
+def _triple_list(value) -> list[int]:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [int(value)] * 3
+    return [int(v) for v in value]
+
+
+@_public
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Computes a partial inverse of ``max_pool3d``: each value of ``input`` placed at its
+    ``indices`` (``max_pool3d(..., return_indices=True)``'s) in a zero volume of the size the
+    pooling came from (or ``output_size``).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.max_unpool3d(tm.tensor([[[[4.0]]]]), tm.tensor([[[[3]]]]), (1, 2, 2)).tolist()
+    [[[[0.0, 0.0], [0.0, 4.0]]]]
+    """
+    kernel = _triple_list(kernel_size)
+    step = kernel if stride is None else _triple_list(stride)
+    pad = _triple_list(padding)
+    size = _unpool_output_size(input, kernel, step, pad, output_size)
+    return _function("_max_unpool3d")(input, indices, size, step, pad)
 
 
 # -- power-average pooling: PyTorch's composites ----------------------------------------------------
@@ -257,14 +271,14 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mo
 
 # -- adaptive pooling -------------------------------------------------------------------------------
 
-def _adaptive_sizes(function: str, input: Tensor, output_size) -> list[int] | int:
+def _adaptive_sizes(function: str, input: Tensor, output_size, count: int = 2) -> list[int] | int:
     """``output_size`` with each None replaced by the input's own size there."""
     if isinstance(output_size, numbers.Integral) and not isinstance(output_size, bool):
         return output_size
     sizes = list(output_size)
-    if len(sizes) != 2:
-        raise RuntimeError(f"{function}: output_size must be 2")
-    return [input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes)]
+    if len(sizes) != count:
+        raise RuntimeError(f"{function}: output_size must be {count}")
+    return [input.shape[-count + i] if s is None else s for i, s in enumerate(sizes)]
 
 
 @_public
@@ -333,6 +347,52 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices:
     [[[[5.0, 5.0]]], [[[1, 1]]]]
     """
     return _function("_adaptive_max_pool2d")(input, _adaptive_sizes("adaptive_max_pool2d", input, output_size))
+
+
+@_public
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Applies a 3D adaptive average pooling over an input signal composed of several input
+    planes: an ``output_size`` grid (None keeps that dimension's size) of averages over windows
+    spread evenly across the last three dimensions.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.adaptive_avg_pool3d(tm.arange(8.).reshape(1, 2, 2, 2), (1, None, 1)).flatten().tolist()
+    [2.5, 4.5]
+    """
+    sizes = _adaptive_sizes("adaptive_avg_pool3d", input, output_size, 3)
+    listed = [sizes] * 3 if isinstance(sizes, numbers.Integral) else [int(s) for s in sizes]
+    if min(listed) < 0:  # (checked by ATen's adaptive_avg_pool3d before it takes a mean)
+        raise RuntimeError(f"adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{listed[0]}, {listed[1]},{listed[2]}}}")
+    if listed == [1, 1, 1]:  # ATen's adaptive_avg_pool3d takes the mean for a 1 x 1 x 1 output
+        return input.mean((-1, -2, -3), keepdim=True)
+    return _function("_adaptive_avg_pool3d")(input, sizes)
+
+
+@_public
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Applies a 3D adaptive max pooling over an input signal composed of several input
+    planes: the maximum of each window of an ``output_size`` grid spread evenly across the last
+    three dimensions, with the maxima's flat positions in their volumes when ``return_indices``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.adaptive_max_pool3d(tm.arange(8.).reshape(1, 2, 2, 2), (1, 2, 1)).flatten().tolist()
+    [5.0, 7.0]
+    """
+    result = adaptive_max_pool3d_with_indices(input, output_size)
+    return result if return_indices else result[0]
+
+
+@_public
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` with the maxima's flat positions (whatever ``return_indices``
+    says), as PyTorch's.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> [t.flatten().tolist() for t in F.adaptive_max_pool3d_with_indices(tm.arange(8.).reshape(1, 2, 2, 2), 1)]
+    [[7.0], [7]]
+    """
+    return _function("_adaptive_max_pool3d")(input, _adaptive_sizes("adaptive_max_pool3d", input, output_size, 3))
 
 
 # -- interpolate ------------------------------------------------------------------------------------

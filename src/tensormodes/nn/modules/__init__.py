@@ -115,8 +115,10 @@ from .padding import (
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
+                         AdaptiveAvgPool3d,
                          AdaptiveMaxPool1d,
                          AdaptiveMaxPool2d,
+                         AdaptiveMaxPool3d,
                          AvgPool1d,
                          AvgPool2d,
                          AvgPool3d,
@@ -128,6 +130,7 @@ from .pooling import (
                          MaxPool3d,
                          MaxUnpool1d,
                          MaxUnpool2d,
+                         MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
@@ -159,7 +162,8 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
-           "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
            "LocalResponseNorm", "CTCLoss",
            "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",

@@ -1,5 +1,5 @@
 """Pooling modules: max (``MaxPool1d``, ``MaxPool2d``), average (``AvgPool1d``, ``AvgPool2d``) and
-adaptive (``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool1d``, ``AdaptiveMaxPool2d``).
+adaptive (``AdaptiveAvgPool1d`` ... ``AdaptiveAvgPool3d``, ``AdaptiveMaxPool1d`` ... ``AdaptiveMaxPool3d``).
 
 >>> import tensormodes as tm
 >>> tm.nn.MaxPool1d(2)(tm.tensor([[[1., 3., 2., 5.]]])).tolist()
@@ -15,7 +15,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -135,6 +135,34 @@ class MaxUnpool2d(_MaxUnpoolNd):
     def forward(self, input: tm.Tensor, indices: tm.Tensor, output_size=None) -> tm.Tensor:
         """``F.max_unpool2d`` with the module's settings."""
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """A partial inverse of ``MaxPool3d``: the maxima put back at their indices, zeros elsewhere.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.MaxUnpool3d(2)
+    MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))
+    >>> tm.nn.MaxUnpool3d((1, 2, 2))(tm.tensor([[[[4.0]]]]), tm.tensor([[[[3]]]])).tolist()
+    [[[[0.0, 0.0], [0.0, 4.0]]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _triple(kernel_size)
+        self.stride = _triple(stride if stride is not None else kernel_size)
+        self.padding = _triple(padding)
+
+    def forward(self, input: tm.Tensor, indices: tm.Tensor, output_size=None) -> tm.Tensor:
+        """``F.max_unpool3d`` with the module's settings."""
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+def _triple(value) -> tuple:
+    """``value`` as a 3-tuple, as PyTorch's ``_triple`` stores 3D settings."""
+    if isinstance(value, numbers.Integral) or not hasattr(value, "__iter__"):
+        return (value,) * 3
+    return tuple(value)
 
 
 def _pair(value) -> tuple:
@@ -365,3 +393,34 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
         """``F.adaptive_max_pool2d(input, output_size, return_indices)``."""
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Applies a 3D adaptive average pooling over an input signal composed of several input planes.
+
+    ``output_size`` is an int or a triple whose None entries keep the input's size.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AdaptiveAvgPool3d((1, None, 1))(tm.arange(8.).reshape(1, 2, 2, 2)).flatten().tolist()
+    [2.5, 4.5]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.adaptive_avg_pool3d(input, output_size)``."""
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Applies a 3D adaptive max pooling over an input signal composed of several input planes.
+
+    ``return_indices=True`` also returns the maxima's flat positions in their volumes.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.nn.AdaptiveMaxPool3d(1, return_indices=True)(tm.arange(8.).reshape(1, 2, 2, 2))
+    >>> values.flatten().tolist(), indices.flatten().tolist()
+    ([7.0], [7])
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
+        """``F.adaptive_max_pool3d(input, output_size, return_indices)``."""
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ..._api import namespace as tm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 
 def _as_list(parameters: tm.Tensor | Iterable[tm.Tensor]) -> list[tm.Tensor]:
@@ -28,14 +28,57 @@ def _as_list(parameters: tm.Tensor | Iterable[tm.Tensor]) -> list[tm.Tensor]:
     return parameters
 
 
+def get_total_norm(tensors: tm.Tensor | Iterable[tm.Tensor], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> tm.Tensor:
+    """The norm of ``tensors`` viewed as one vector: the ``norm_type`` norm of their norms
+    (``inf`` allowed). ``foreach`` is accepted for compatibility and ignored.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.utils.get_total_norm([tm.tensor([3.0]), tm.tensor([4.0])]).item()
+    5.0
+    """
+    tensors = [tensors] if isinstance(tensors, tm.Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return tm.tensor(0.0)
+    with tm.no_grad():
+        norms = [tm.norm(t.flatten(), norm_type) for t in tensors]
+        total_norm = tm.norm(tm.stack(norms), norm_type)
+    if error_if_nonfinite and bool(tm.logical_or(total_norm.isnan(), total_norm.isinf())):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+                           "so it cannot be clipped. To disable this error and scale the gradients by the "
+                           "non-finite norm anyway, set `error_if_nonfinite=False`")
+    return total_norm
+
+
+def clip_grads_with_norm_(parameters: tm.Tensor | Iterable[tm.Tensor], max_norm: float, total_norm: tm.Tensor,
+                          foreach: bool | None = None) -> None:
+    """Scale the parameters' gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``, for a
+    ``total_norm`` computed beforehand (``get_total_norm``). ``foreach`` is accepted and ignored.
+
+    >>> import tensormodes as tm
+    >>> w = tm.nn.Parameter(tm.zeros(2)); w.grad = tm.tensor([3., 4.])
+    >>> tm.nn.utils.clip_grads_with_norm_([w], 1.0, tm.tensor(10.0)); w.grad.tolist()
+    [0.29999998211860657, 0.3999999761581421]
+    """
+    parameters = [parameters] if isinstance(parameters, tm.Tensor) else parameters
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return
+    with tm.no_grad():
+        clip_coef = tm.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
+        for grad in grads:
+            grad.mul_(clip_coef)
+
+
 def clip_grad_norm_(parameters: tm.Tensor | Iterable[tm.Tensor], max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: bool | None = None) -> tm.Tensor:
     """Clip the gradient norm of an iterable of parameters.
 
     The norm is computed over the norms of the individual gradients of all
     parameters, as if the norms of the individual gradients were concatenated
-    into a single vector. Gradients are modified in-place, scaled by
-    min(max_norm / (total_norm + 1e-6), 1). ``norm_type`` may be ``inf``.
+    into a single vector (``get_total_norm``). Gradients are modified in-place, scaled by
+    min(max_norm / (total_norm + 1e-6), 1) (``clip_grads_with_norm_``). ``norm_type`` may be ``inf``.
     ``foreach`` is accepted for compatibility and ignored. Returns the total
     norm of the gradients (viewed as a single vector).
 
@@ -46,20 +89,25 @@ def clip_grad_norm_(parameters: tm.Tensor | Iterable[tm.Tensor], max_norm: float
     """
     parameters = _as_list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
-    norm_type = float(norm_type)
-    with tm.no_grad():
-        if not grads:
-            return tm.tensor(0.0)
-        norms = [tm.norm(g.flatten(), norm_type) for g in grads]
-        total_norm = tm.norm(tm.stack(norms), norm_type)
-        if error_if_nonfinite and bool(tm.logical_or(total_norm.isnan(), total_norm.isinf())):
-            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
-                               "so it cannot be clipped. To disable this error and scale the gradients by the "
-                               "non-finite norm anyway, set `error_if_nonfinite=False`")
-        clip_coef = tm.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
-        for grad in grads:
-            grad.mul_(clip_coef)
+    total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
     return total_norm
+
+
+def clip_grad_norm(parameters: tm.Tensor | Iterable[tm.Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> tm.Tensor:
+    """PyTorch's deprecated name of ``clip_grad_norm_`` (a ``FutureWarning``, then the same).
+
+    >>> import tensormodes as tm, warnings
+    >>> w = tm.nn.Parameter(tm.zeros(2)); w.grad = tm.tensor([3., 4.])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tm.nn.utils.clip_grad_norm([w], 1.0).item()
+    5.0
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: tm.Tensor | Iterable[tm.Tensor], clip_value: float,

@@ -1,0 +1,134 @@
+"""The arithmetic of PyTorch's AVX-512 vector kernels for float16 and bfloat16, reproduced in
+NumPy: its reduced-float reductions convert 32 half values at a time into two 16-lane float32
+vectors, so the order of a row's float32 sum is set by those lanes (``row_sums``); its vector
+``exp`` is Sleef's ``expf`` (1 ulp, ``sleef_expf``), while the scalar tails after the last whole
+vector call the C library's ``expf``.
+
+The machine's PyTorch reports ``torch.backends.cpu.get_cpu_capability() == "AVX512"``; an AVX2
+build adds in 8 lanes and would round some sums differently (not modelled).
+
+>>> import numpy as np
+>>> row_sums(np.array([[1.0, 2.0**-24, 2.0**-24]], np.float32)).tolist()  # left to right: 1 + tiny + tiny
+[1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._cephes import exp_of
+from ._random_math import fma32
+
+__all__ = ["FLOAT_LANES", "HALF_VECTOR_LANES", "float_row_sums", "half_loop_exp", "row_sums", "sleef_expf"]
+
+FLOAT_LANES = _FLOAT_LANES = 16  # float32 lanes of one AVX-512 vector
+HALF_VECTOR_LANES = 2 * _FLOAT_LANES  # half values loaded per step (widened to two float32 vectors)
+
+
+def row_sums(values: np.ndarray) -> np.ndarray:
+    """The float32 sums of the rows of ``values`` (float32, shape ``(rows, n)``, n >= 1) in the order
+    ATen's reduced-float ``vec::reduce_all`` (and ``map_reduce_all``, ``map2_reduce_all``) adds them.
+
+    Rows of fewer than 32: the second 16 lanes are added to the first, then the (up to 16) lanes
+    are added left to right. Longer rows: two 16-lane accumulators take each whole step of 32, a
+    partial last step adds into the lanes it fills; the accumulators are added, then the lanes
+    halve in a tree (lane i with i + 8, then + 4, + 2, + 1).
+    """
+    n = values.shape[1]
+    if n < HALF_VECTOR_LANES:
+        if n > _FLOAT_LANES:
+            lanes = values[:, :_FLOAT_LANES].copy()
+            lanes[:, :n - _FLOAT_LANES] += values[:, _FLOAT_LANES:]
+        else:
+            lanes = values
+        total = lanes[:, 0].copy()
+        for i in range(1, lanes.shape[1]):  # (vec_reduce_all's slow path: lane by lane)
+            total += lanes[:, i]
+        return total
+    first = values[:, :_FLOAT_LANES].copy()
+    second = values[:, _FLOAT_LANES:HALF_VECTOR_LANES].copy()
+    whole = n - n % HALF_VECTOR_LANES
+    for start in range(HALF_VECTOR_LANES, whole, HALF_VECTOR_LANES):
+        first += values[:, start:start + _FLOAT_LANES]
+        second += values[:, start + _FLOAT_LANES:start + HALF_VECTOR_LANES]
+    rest = n - whole
+    if rest > _FLOAT_LANES:
+        first += values[:, whole:whole + _FLOAT_LANES]
+        second[:, :rest - _FLOAT_LANES] += values[:, whole + _FLOAT_LANES:]
+    elif rest:
+        first[:, :rest] += values[:, whole:]
+    first += second
+    return _across_lanes(first)
+
+
+def _across_lanes(lanes: np.ndarray) -> np.ndarray:
+    """``vec_reduce_all``'s AVX-512 horizontal sum of 16-lane rows: lane i plus lane i + 8, then
+    + 4, + 2, + 1 (its shuffles); lane 0 holds the sum."""
+    lane = np.arange(_FLOAT_LANES)
+    for distance in (8, 4, 2, 1):
+        lanes = lanes + lanes[:, lane ^ distance]
+    return lanes[:, 0]
+
+
+def float_row_sums(values: np.ndarray) -> np.ndarray:
+    """The float32 sums of the rows of ``values`` (float32, ``(rows, n)``) as a kernel's own loop over
+    16-lane float vectors adds them (the half-type softmax's): one accumulator takes each whole
+    vector, its lanes are summed (``_across_lanes``), then the elements after the last whole
+    vector are added one at a time."""
+    whole = values.shape[1] - values.shape[1] % _FLOAT_LANES
+    total = np.zeros(values.shape[0], np.float32)
+    if whole:
+        lanes = values[:, :_FLOAT_LANES].copy()
+        for start in range(_FLOAT_LANES, whole, _FLOAT_LANES):
+            lanes += values[:, start:start + _FLOAT_LANES]
+        total = _across_lanes(lanes)
+    for column in range(whole, values.shape[1]):
+        total += values[:, column]
+    return total
+
+
+_LOG2_E = np.float32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_LN2_HIGH = np.float32(-0.693145751953125)  # -log(2) in two parts (Cody and Waite)
+_LN2_LOW = np.float32(-1.428606765330187045e-06)
+_EXP_POLYNOMIAL = tuple(np.float32(c) for c in (
+    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
+    0.0416664853692054748535156, 0.166666671633720397949219, 0.5))
+
+
+def sleef_expf(x: np.ndarray) -> np.ndarray:
+    """``exp`` of float32 ``x`` as ``Vectorized<float>::exp`` computes it (Sleef's ``expf_u10``, in
+    fused multiply-adds): x = q log(2) + s, a degree-7 polynomial in s, scaled by 2**q in two steps.
+
+    >>> sleef_expf(np.array([0.0, 1.0, -200.0], np.float32)).tolist()
+    [1.0, 2.7182817459106445, 0.0]
+    """
+    shape = np.shape(x)
+    x = np.asarray(x, np.float32).reshape(-1)  # (a 0-d array's arithmetic gives NumPy scalars)
+    with np.errstate(all="ignore"):
+        q = np.rint(x * _LOG2_E)
+        s = fma32(q, _LN2_HIGH, x)
+        s = fma32(q, _LN2_LOW, s)
+        u = np.full_like(x, _EXP_POLYNOMIAL[0])
+        for coefficient in _EXP_POLYNOMIAL[1:]:
+            u = fma32(u, s, coefficient)
+        u = np.float32(1) + fma32(s * s, u, s)
+        steps = np.where(np.isfinite(q), q, 0).astype(np.int32)
+        half = steps >> 1
+        u = np.ldexp(np.ldexp(u, half), steps - half).astype(np.float32)
+    u[x < -104] = 0
+    u[x > 100] = np.inf
+    nan = np.isnan(x)
+    u[nan] = x[nan]
+    return u.reshape(shape)
+
+
+def half_loop_exp(x: np.ndarray, tail: np.ndarray | None) -> np.ndarray:
+    """``exp`` of float32 ``x`` as a half-type pointwise kernel computes it: Sleef's in its vector
+    steps, the C library's ``expf`` where ``tail`` marks its scalar loop's elements (None: none).
+
+    >>> half_loop_exp(np.array([0.5, 0.5], np.float32), np.array([False, True])).tolist()
+    [1.6487212181091309, 1.6487212181091309]
+    """
+    if tail is None:
+        return sleef_expf(x)
+    return np.where(tail, exp_of(x), sleef_expf(x))
