@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .._dispatch.aten import Tag, aten
 from .._meta_array import MetaArray
-from .._symbolic import SymBool, SymFloat, SymInt, _Symbolic, affine_value
+from .._symbolic import SymBool, SymFloat, SymInt, affine_value, is_symbolic
 from .._tensor_base import TensorBase
 
 __all__ = ["has_symbolic", "run_unbacked", "unbacked_scalar"]
@@ -63,7 +63,7 @@ def has_symbolic(args, kwargs) -> bool:
     """Whether a symbolic scalar or a tensor with a symbolic size is among the arguments."""
     for value in (*args, *kwargs.values()):
         for item in (value if type(value) is list or type(value) is tuple else (value,)):
-            if isinstance(item, _Symbolic) or (isinstance(item, TensorBase) and _tensor_is_symbolic(item)):
+            if is_symbolic(item) or (isinstance(item, TensorBase) and _tensor_is_symbolic(item)):
                 return True
     return False
 
@@ -99,7 +99,7 @@ def _check(func, args, kwargs, writes: bool):
         type_name = argument.type if argument is not None else ""
         items = value if type(value) is list or type(value) is tuple else (value,)
         for item in items:
-            if isinstance(item, _Symbolic):
+            if is_symbolic(item):
                 if type_name in _SCALAR_TYPES and not (factory and argument.name != "fill_value"):
                     continue  # a scalar: a stand-in of its type
                 if not (factory and type_name.startswith("SymInt") and isinstance(item, SymInt)):

@@ -6,8 +6,9 @@ ops too. Each op becomes a ``call_function`` node whose target is its ``OpOverlo
 tensor the program makes is remembered with the node that made it. What the graph reads
 from outside the inputs — parameters and tensors closed over, a tensor literal's data — is a
 ``get_attr`` of a constant (``_param_constant0``, ``_tensor_constant0``); Python numbers are
-baked in. So when ``f`` calls ``autograd.grad``, the graph holds the forward and the backward
-in one straight line (a joint graph).
+baked in, and in fake tracing the unbacked symbols ``.item()`` gives are nodes, as is Python
+arithmetic on them (``mul = _local_scalar_dense * 2``). So when ``f`` calls ``autograd.grad``,
+the graph holds the forward and the backward in one straight line (a joint graph).
 
 >>> import tensormodes as tm
 >>> from tensormodes.fx.experimental.proxy_tensor import make_fx
@@ -280,7 +281,9 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
     ``decomposition_table`` maps ``OpOverload``s to Python functions run in their place
     (``tensormodes._decomp.get_decompositions`` / ``core_aten_decompositions``).
     ``tracing_mode``: ``"real"`` runs ``f`` on the inputs themselves; ``"fake"`` on fake
-    copies under a ``FakeTensorMode`` (no data); ``"symbolic"`` is not supported.
+    copies under a ``FakeTensorMode`` with a ``ShapeEnv`` (no data: a value read with ``.item()``
+    is an unbacked ``SymInt``/``SymFloat``/``SymBool``, whose arithmetic is recorded as nodes,
+    as PyTorch's); ``"symbolic"`` is not supported.
     ``_allow_non_fake_inputs``: with ``"fake"``, lets ``f`` use real tensors it closes over
     (a module's parameters), which become constants of the graph. ``record_module_stack``:
     each node's ``meta["nn_module_stack"]`` names the module calls it ran in (PyTorch's format),
