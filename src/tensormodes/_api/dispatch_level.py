@@ -454,12 +454,21 @@ def _decomposed(opdef: OpDef, values, recorder=None):
     return recorder(*values, result)
 
 
+# op name -> the positions of its tensor parameters among its parameters
+_TENSOR_POSITIONS: dict[str, tuple[int, ...]] = {}
+
+
 def _plain_and_recording(opdef: OpDef, values) -> bool:
     """Whether the op's tensor arguments are all plain tensors (or None) and one requires grad."""
-    recording = False
-    for name, value in zip(opdef.signature.parameters, values):
-        if name in opdef.tensor_params and value is not None:
-            if type(value) is not PLAIN.tensor:
+    positions = _TENSOR_POSITIONS.get(opdef.name)
+    if positions is None:
+        names = list(opdef.signature.parameters)
+        positions = _TENSOR_POSITIONS[opdef.name] = tuple(names.index(name) for name in opdef.tensor_params)
+    plain, recording = PLAIN.tensor, False
+    for position in positions:
+        value = values[position]
+        if value is not None:
+            if type(value) is not plain:
                 return False
             recording = recording or value._requires_grad
     return recording

@@ -240,7 +240,7 @@ def _name_facts(name: str) -> _Facts:
             facts.object(found) if callable(found) else facts.ops.add(found)
         return facts
     tensor = PLAIN.tensor
-    if tensor is not None and name in dir(tensor):
+    if tensor is not None:
         facts.object(getattr(tensor, name, None))
     return facts
 
