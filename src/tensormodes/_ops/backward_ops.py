@@ -260,7 +260,7 @@ def _tanh_gelu_constants(dtype: np.dtype) -> tuple:
 
 
 # Elements per block of the tanh GELU's backward (measured at (8, 32, 256) float32: 16,384 -> 32,768,
-# -7 to -10 %: half the NumPy calls; 65,536 is slower again, its float64 arrays out of the L2 cache)
+# -7 to -10 %: half the NumPy calls; 65,536 no faster, its float64 arrays past the L2 cache)
 _TANH_GELU_BLOCK = 4 * BLOCK
 
 
@@ -288,7 +288,7 @@ def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     float64 one is widened exactly, copied back rounded once, as ``astype``; NumPy's mixed-dtype
     ufunc calls cost 2-3 same-dtype ones); for float64 operands those copies change nothing.
     27 passes a block, 9 of them float32 <-> float64 copies, and ``tanh`` in float64 the dearest
-    (~0.75 ns an element, the others 0.06-0.14): what keeps it ~2.5x PyTorch's fused loop."""
+    (~0.75 ns an element, the others 0.06-0.14): what keeps it ~3x PyTorch's fused loop."""
     work = _TANH_GELU_WORK.by_dtype.get(x.dtype)
     if work is None:
         work = _TANH_GELU_WORK.by_dtype[x.dtype] = (
