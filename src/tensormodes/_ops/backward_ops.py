@@ -350,7 +350,8 @@ def silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     w = x.dtype.type
     if result_type in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
         with quiet():
-            sigmoid = w(1) / (w(1) + half_loop_exp(-x, _half_scalar_tail(x.shape, grad_output, input)))
+            negated = np.broadcast_to(-input, x.shape) if input.dtype == result_type else -x  # (tables for halves)
+            sigmoid = w(1) / (w(1) + half_loop_exp(negated, _half_scalar_tail(x.shape, grad_output, input)))
     else:
         sigmoid = _sigmoid(x)
     with quiet():  # inf * 0 at infinite x: NaN, as PyTorch's kernel gives

@@ -160,7 +160,7 @@ def _silu(input: Tensor) -> Tensor:
     x = input if input.dtype.kind == "c" else _floating(input, "silu_cpu")
     with quiet():  # exp(-x) overflows to inf for very negative x: the result is then -0.0
         if input.dtype in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
-            return _rounded(x / (1 + half_loop_exp(-x, _half_scalar_tail(input.shape, input))), input)
+            return _rounded(x / (1 + half_loop_exp(-input, _half_scalar_tail(input.shape, input))), input)
         return _rounded(x / (1 + np.exp(-x)), input)
 
 
