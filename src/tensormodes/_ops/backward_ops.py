@@ -49,7 +49,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _half_gelu_erf, gelu_erf
+from .special import _half_gelu_erf, gelu_erf, half_gelu_exp
 
 _F32 = np.dtype(np.float32)
 
@@ -240,7 +240,7 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
                 and input.flags.c_contiguous:  # PyTorch's float16 vector steps: their own erf
             w = x.dtype.type
             cdf = w(0.5) * (w(1) + _half_gelu_erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
-            pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
+            pdf = w(_GELU_BETA) * half_gelu_exp(x * x * w(-0.5))
             result = dy * (cdf + x * pdf)
         else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
             # blocks of float32 temporaries (erf and exp block their float64 ones)
