@@ -236,6 +236,8 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
     with quiet():  # 0 * inf at infinite x: NaN, as PyTorch's kernel gives
         if approximate == "tanh":
             result = blockwise(_tanh_gelu_backward, dy, x, block=2 * BLOCK)  # (measured: 8,192 -> 16,384, -15%)
+            if result_type in HALF_TYPES:
+                _saturate_half_tanh_gelu_backward(result, dy, x, _half_scalar_tail(x.shape, grad_output, input))
         elif grad_output.dtype == np.float16 and input.dtype == np.float16 and grad_output.flags.c_contiguous \
                 and input.flags.c_contiguous:  # PyTorch's float16 vector steps: their own erf
             w = x.dtype.type
@@ -256,6 +258,19 @@ def _tanh_gelu_constants(dtype: np.dtype) -> tuple:
     multiply-adds' float64 steps."""
     w = dtype.type
     return w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
+
+
+def _saturate_half_tanh_gelu_backward(result: np.ndarray, dy: np.ndarray, x: np.ndarray, tail) -> None:
+    """Where PyTorch's half-type vector steps (``tail``: its scalar loop's elements) take Sleef's
+    tanh, which is +-1 beyond 8.664339742: the slope is then 1 (t = 1) or +0 (t = -1)."""
+    beta, kappa, _ = _tanh_gelu_constants(x.dtype)
+    inner = beta * ((x * x * x).astype(np.float64) * kappa + x).astype(x.dtype)  # beta fma(kappa, x^3, x)
+    # (beyond about 9.01 a correctly rounded tanh is +-1 too, and the formula's infinities stay its own)
+    saturated = (np.abs(inner) > x.dtype.type(8.664339742)) & (np.abs(inner) < 10)
+    if tail is not None:
+        saturated &= ~tail
+    if saturated.any():
+        result[saturated] = np.where(inner[saturated] > 0, dy[saturated], dy[saturated] * 0.0)
 
 
 def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
