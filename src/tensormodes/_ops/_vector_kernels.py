@@ -161,6 +161,8 @@ def half_loop_exp(x: np.ndarray, tail: np.ndarray | None) -> np.ndarray:
         vector, scalar = _half_exp_tables(x.dtype)
         bits = x.view(np.uint16)
         return vector[bits] if tail is None else np.where(tail, scalar[bits], vector[bits])
-    if tail is None:
-        return sleef_expf(x)
-    return np.where(tail, exp_of(x), sleef_expf(x))
+    result = sleef_expf(x)
+    if tail is not None:
+        tail = np.broadcast_to(tail, x.shape)
+        result[tail] = exp_of(x[tail])  # (only where needed: the C library's expf costs as much)
+    return result

@@ -169,7 +169,7 @@ def _half_softmax_inner(shifted: np.ndarray, axis: int, low: np.dtype) -> np.nda
     outer, inner = int(np.prod(shifted.shape[:axis])), int(np.prod(shifted.shape[axis + 1:]))
     blocks = shifted.reshape(outer, length, inner)
     vector = _vector_positions(outer, inner)[:, None, :]
-    exponentials = np.where(vector, sleef_expf(blocks), exp_of(blocks))
+    exponentials = half_loop_exp(blocks, ~vector)
     total = _in_order_sums(exponentials, 1)
     stored = np.where(vector, exponentials, exponentials.astype(low).astype(np.float32))
     return (stored / total).astype(low).reshape(shifted.shape)
