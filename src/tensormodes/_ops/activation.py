@@ -3,9 +3,12 @@ backward ops ``_softmax_backward_data`` and ``_log_softmax_backward_data``.
 
 Both subtract the maximum along ``dim`` before exponentiating, so large inputs
 do not overflow. The math runs in the result dtype (float32 for half types, rounding
-to the half type where PyTorch's kernels store intermediate results in it), as
-PyTorch's CPU kernels run it; float32 and float64 sums are added in another order, so
-those results agree with PyTorch's to within an ulp or two, not bit for bit.
+to the half type where PyTorch's kernels store intermediate results in it). float16 and
+bfloat16 follow PyTorch's AVX-512 kernels step for step, so their results are its bits:
+Sleef's ``exp`` in vector steps and the C library's in scalar ones, sums in the kernels'
+lane orders (``_vector_kernels.py``), the inner-dim softmax's split among threads. float32
+and float64 sums are added in another order, so those results agree with PyTorch's to
+within an ulp or two, not bit for bit.
 
 The gradient formulas are one call each, to the backward ops (PyTorch's
 derivatives.yaml does the same): a training step's backward pass then pays
