@@ -765,7 +765,10 @@ def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
     for got, expected in ((F.gelu(x), forward), (tm.ops.aten.gelu_backward.default(dy, x), backward)):
         assert got.dtype == getattr(tm, dtype) and got.shape == shape
         np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
-    # the tanh form's backward, block by block against its formula on the whole arrays
+    # the tanh form's backward, block by block against its formula on the whole arrays (half types
+    # take Sleef's saturated tanh where PyTorch's vector steps do: tests/test_half_training_ops.py)
+    if dtype == "bfloat16":
+        return
     with np.errstate(all="ignore"):
         expected = np.asarray(_tanh_gelu_backward_formula(dys, xs)).astype(target)
     got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()

@@ -53,7 +53,7 @@ def half_softmax_less_one_hot(log_probs, index, positions, target, scales, dim: 
     the half type), then the log_softmax backward kernel's ``N - exp(log_probs) * N.sum(dim)`` in
     float32 with its exp (``_half_kernel_exponentials``) and one fused multiply-add, rounded once.
     Each row of N holds one value at most, so its sum is that value exactly."""
-    exponentials = _half_kernel_exponentials(log_probs.astype(np.float32), dim)
+    exponentials = _half_kernel_exponentials(log_probs, dim)
     batched = exponentials if dim else exponentials[None]
     row_scales = np.zeros(target.shape if dim else (1,), np.float32)
     if positions is not None:

@@ -14,10 +14,12 @@ build adds in 8 lanes and would round some sums differently (not modelled).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._cephes import exp_of
-from ._random_math import fma32
+from ._random_math import _fma, _round32
 
 __all__ = ["FLOAT_LANES", "HALF_VECTOR_LANES", "float_row_sums", "half_loop_exp", "row_sums", "sleef_expf"]
 
@@ -98,37 +100,69 @@ _EXP_POLYNOMIAL = tuple(np.float32(c) for c in (
 def sleef_expf(x: np.ndarray) -> np.ndarray:
     """``exp`` of float32 ``x`` as ``Vectorized<float>::exp`` computes it (Sleef's ``expf_u10``, in
     fused multiply-adds): x = q log(2) + s, a degree-7 polynomial in s, scaled by 2**q in two steps.
+    (Evaluated in float64 holding float32 values, each fused step rounded once: ``_fma``.)
 
     >>> sleef_expf(np.array([0.0, 1.0, -200.0], np.float32)).tolist()
     [1.0, 2.7182817459106445, 0.0]
     """
     shape = np.shape(x)
     x = np.asarray(x, np.float32).reshape(-1)  # (a 0-d array's arithmetic gives NumPy scalars)
+    if x.size <= _EXP_BLOCK:
+        return _sleef_expf_flat(x).reshape(shape)
+    result = np.empty(x.shape, np.float32)
+    for start in range(0, x.size, _EXP_BLOCK):
+        result[start:start + _EXP_BLOCK] = _sleef_expf_flat(x[start:start + _EXP_BLOCK])
+    return result.reshape(shape)
+
+
+_EXP_BLOCK = 65536  # elements per pass: its float64 temporaries stay in the cache (measured: 1.6x faster at 2**19)
+
+
+def _sleef_expf_flat(x: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
-        q = np.rint(x * _LOG2_E)
-        s = fma32(q, _LN2_HIGH, x)
-        s = fma32(q, _LN2_LOW, s)
-        u = np.full_like(x, _EXP_POLYNOMIAL[0])
-        for coefficient in _EXP_POLYNOMIAL[1:]:
-            u = fma32(u, s, coefficient)
-        u = np.float32(1) + fma32(s * s, u, s)
-        steps = np.where(np.isfinite(q), q, 0).astype(np.int32)
+        q = np.rint(x * _LOG2_E).astype(np.float64)
+        q[~np.isfinite(q)] = 0  # inf and NaN: replaced below
+        s = _fma(q, _LN2_HIGH, x.astype(np.float64))
+        s = _fma(q, _LN2_LOW, s)
+        u = _fma(s, _EXP_POLYNOMIAL[0], _EXP_POLYNOMIAL[1])
+        for coefficient in _EXP_POLYNOMIAL[2:]:
+            u = _fma(u, s, coefficient)
+        u = _fma(_round32(s * s), u, s)
+        u += 1.0
+        steps = q.astype(np.int32)
         half = steps >> 1
-        u = np.ldexp(np.ldexp(u, half), steps - half).astype(np.float32)
+        u = np.ldexp(np.ldexp(u.astype(np.float32), half), steps - half).astype(np.float32)
     u[x < -104] = 0
     u[x > 100] = np.inf
     nan = np.isnan(x)
     u[nan] = x[nan]
-    return u.reshape(shape)
+    return u
+
+
+_HALF_VALUES = 1 << 16
+
+
+@functools.cache
+def _half_exp_tables(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``sleef_expf`` and the C library's ``expf`` of every value of the half type ``dtype``, by bits."""
+    values = np.arange(_HALF_VALUES, dtype=np.uint16).view(dtype).astype(np.float32)
+    return sleef_expf(values), exp_of(values)
 
 
 def half_loop_exp(x: np.ndarray, tail: np.ndarray | None) -> np.ndarray:
-    """``exp`` of float32 ``x`` as a half-type pointwise kernel computes it: Sleef's in its vector
-    steps, the C library's ``expf`` where ``tail`` marks its scalar loop's elements (None: none).
+    """``exp`` of ``x`` (float32 or, read from tables, a half type) as a half-type kernel computes
+    it: Sleef's in its vector steps, the C library's ``expf`` where ``tail`` marks its scalar
+    loop's elements (None: none). A float32 array.
 
-    >>> half_loop_exp(np.array([0.5, 0.5], np.float32), np.array([False, True])).tolist()
+    >>> half_loop_exp(np.array([0.5, 0.5], np.float16), np.array([False, True])).tolist()
     [1.6487212181091309, 1.6487212181091309]
     """
-    if tail is None:
-        return sleef_expf(x)
-    return np.where(tail, exp_of(x), sleef_expf(x))
+    if x.dtype.itemsize == 2:
+        vector, scalar = _half_exp_tables(x.dtype)
+        bits = x.view(np.uint16)
+        return vector[bits] if tail is None else np.where(tail, scalar[bits], vector[bits])
+    result = sleef_expf(x)
+    if tail is not None:
+        tail = np.broadcast_to(tail, x.shape)
+        result[tail] = exp_of(x[tail])  # (only where needed: the C library's expf costs as much)
+    return result

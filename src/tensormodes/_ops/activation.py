@@ -3,9 +3,12 @@ backward ops ``_softmax_backward_data`` and ``_log_softmax_backward_data``.
 
 Both subtract the maximum along ``dim`` before exponentiating, so large inputs
 do not overflow. The math runs in the result dtype (float32 for half types, rounding
-to the half type where PyTorch's kernels store intermediate results in it), as
-PyTorch's CPU kernels run it; float32 and float64 sums are added in another order, so
-those results agree with PyTorch's to within an ulp or two, not bit for bit.
+to the half type where PyTorch's kernels store intermediate results in it). float16 and
+bfloat16 follow PyTorch's AVX-512 kernels step for step, so their results are its bits:
+Sleef's ``exp`` in vector steps and the C library's in scalar ones, sums in the kernels'
+lane orders (``_vector_kernels.py``), the inner-dim softmax's split among threads. float32
+and float64 sums are added in another order, so those results agree with PyTorch's to
+within an ulp or two, not bit for bit.
 
 The gradient formulas are one call each, to the backward ops (PyTorch's
 derivatives.yaml does the same): a training step's backward pass then pays
@@ -23,7 +26,7 @@ from .._meta_array import copy_of
 from .._settings import SETTINGS
 from ._cephes import exp_of
 from ._random_math import fma32
-from ._vector_kernels import FLOAT_LANES, HALF_VECTOR_LANES, float_row_sums, row_sums, sleef_expf
+from ._vector_kernels import FLOAT_LANES, HALF_VECTOR_LANES, float_row_sums, half_loop_exp, row_sums, sleef_expf
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -169,7 +172,7 @@ def _half_softmax_inner(shifted: np.ndarray, axis: int, low: np.dtype) -> np.nda
     outer, inner = int(np.prod(shifted.shape[:axis])), int(np.prod(shifted.shape[axis + 1:]))
     blocks = shifted.reshape(outer, length, inner)
     vector = _vector_positions(outer, inner)[:, None, :]
-    exponentials = np.where(vector, sleef_expf(blocks), exp_of(blocks))
+    exponentials = half_loop_exp(blocks, ~vector)
     total = _in_order_sums(exponentials, 1)
     stored = np.where(vector, exponentials, exponentials.astype(low).astype(np.float32))
     return (stored / total).astype(low).reshape(shifted.shape)
@@ -275,22 +278,21 @@ def _in_order_sums(values: np.ndarray, axis: int) -> np.ndarray:
 _BACKWARD_BLOCK_BYTES = 128 * 1024  # the inner-dim kernels' working block along the softmax dim
 
 
-def _half_kernel_exponentials(out: np.ndarray, axis: int) -> np.ndarray:
-    """``exp`` of float32 values as PyTorch's half log_softmax kernels (forward and backward) compute
-    it: Sleef's vector ``exp`` along the last dim. Along another dim the kernel walks the inner
-    positions in chunks (as many as fit 128 KiB of half values along the dim, whole vectors of 32,
-    at least one); the positions after a chunk's last whole vector take the C library's ``expf``."""
-    if out.ndim == 0 or axis == out.ndim - 1:
-        return sleef_expf(out)
-    length, inner = out.shape[axis], int(np.prod(out.shape[axis + 1:]))
+def _half_kernel_exponentials(values: np.ndarray, axis: int) -> np.ndarray:
+    """``exp`` of ``values`` (float32, or a half type: read from tables) as PyTorch's half log_softmax
+    kernels (forward and backward) compute it: Sleef's vector ``exp`` along the last dim. Along
+    another dim the kernel walks the inner positions in chunks (as many as fit 128 KiB of half
+    values along the dim, whole vectors of 32, at least one); the positions after a chunk's last
+    whole vector take the C library's ``expf``."""
+    if values.ndim == 0 or axis == values.ndim - 1:
+        return half_loop_exp(values, None)
+    length, inner = values.shape[axis], int(np.prod(values.shape[axis + 1:]))
     chunk = max(_BACKWARD_BLOCK_BYTES // length // 2, HALF_VECTOR_LANES) // HALF_VECTOR_LANES * HALF_VECTOR_LANES
     position = np.arange(inner)
     chunk_length = np.minimum(chunk, inner - position // chunk * chunk)
     scalar = position % chunk >= chunk_length - chunk_length % HALF_VECTOR_LANES
-    blocks = out.reshape(-1, length, inner)
-    if not scalar.any():
-        return sleef_expf(out)
-    return np.where(scalar, exp_of(blocks), sleef_expf(blocks)).reshape(out.shape)
+    blocks = values.reshape(-1, length, inner)
+    return half_loop_exp(blocks, scalar if scalar.any() else None).reshape(values.shape)
 
 
 def _backward_meta(kernel: str):
@@ -380,7 +382,7 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
     if grad_output.dtype in HALF_TYPES:
         total = np.broadcast_to(_half_kernel_sums(grad, axis), grad.shape)
-        return np.asarray(fma32(-_half_kernel_exponentials(out, axis), total, grad).astype(grad_output.dtype))
+        return np.asarray(fma32(-_half_kernel_exponentials(output, axis), total, grad).astype(grad_output.dtype))
     if not out.ndim:
         result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
         return np.asarray(result.astype(grad_output.dtype, copy=False))

@@ -50,7 +50,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _half_gelu_erf, gelu_erf
+from .special import _half_gelu_erf, gelu_erf, half_gelu_exp
 
 _F32 = np.dtype(np.float32)
 
@@ -237,11 +237,13 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
     with quiet():  # 0 * inf at infinite x: NaN, as PyTorch's kernel gives
         if approximate == "tanh":
             result = _tanh_gelu_backward(dy, x)
+            if result_type in HALF_TYPES:
+                _saturate_half_tanh_gelu_backward(result, dy, x, _half_scalar_tail(x.shape, grad_output, input))
         elif grad_output.dtype == np.float16 and input.dtype == np.float16 and grad_output.flags.c_contiguous \
                 and input.flags.c_contiguous:  # PyTorch's float16 vector steps: their own erf
             w = x.dtype.type
             cdf = w(0.5) * (w(1) + _half_gelu_erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
-            pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
+            pdf = w(_GELU_BETA) * half_gelu_exp(x * x * w(-0.5))
             result = dy * (cdf + x * pdf)
         else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
             # blocks of float32 temporaries (erf and exp block their float64 ones)
@@ -257,6 +259,19 @@ def _tanh_gelu_constants(dtype: np.dtype) -> tuple:
     multiply-adds' float64 steps."""
     w = dtype.type
     return w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
+
+
+def _saturate_half_tanh_gelu_backward(result: np.ndarray, dy: np.ndarray, x: np.ndarray, tail) -> None:
+    """Where PyTorch's half-type vector steps (``tail``: its scalar loop's elements) take Sleef's
+    tanh, which is +-1 beyond 8.664339742: the slope is then 1 (t = 1) or +0 (t = -1)."""
+    beta, kappa, _ = _tanh_gelu_constants(x.dtype)
+    inner = beta * ((x * x * x).astype(np.float64) * kappa + x).astype(x.dtype)  # beta fma(kappa, x^3, x)
+    # (beyond about 9.01 a correctly rounded tanh is +-1 too, and the formula's infinities stay its own)
+    saturated = (np.abs(inner) > x.dtype.type(8.664339742)) & (np.abs(inner) < 10)
+    if tail is not None:
+        saturated &= ~tail
+    if saturated.any():
+        result[saturated] = np.where(inner[saturated] > 0, dy[saturated], dy[saturated] * 0.0)
 
 
 # Elements per block of the tanh GELU's backward (measured at (8, 32, 256) float32: 16,384 -> 32,768,
@@ -384,7 +399,8 @@ def silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     w = x.dtype.type
     if result_type in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
         with quiet():
-            sigmoid = w(1) / (w(1) + half_loop_exp(-x, _half_scalar_tail(x.shape, grad_output, input)))
+            negated = np.broadcast_to(-input, x.shape) if input.dtype == result_type else -x  # (tables for halves)
+            sigmoid = w(1) / (w(1) + half_loop_exp(negated, _half_scalar_tail(x.shape, grad_output, input)))
     else:
         sigmoid = _sigmoid(x)
     with quiet():  # inf * 0 at infinite x: NaN, as PyTorch's kernel gives

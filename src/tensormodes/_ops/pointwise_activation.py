@@ -108,11 +108,18 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
         raise RuntimeError("approximate argument must be either none or tanh.")
     x = _floating(input, "GeluKernelImpl")
     if approximate == "tanh" and input.dtype in (np.float16, dt.bfloat16._np):
-        # PyTorch's half-type kernel in float32: x + kappa x^3 fused, a correctly rounded tanh
+        # PyTorch's half-type kernel in float32: x + kappa x^3 fused, a correctly rounded tanh, which
+        # its vector steps (Sleef's tanhf) round to +-1 beyond 8.664339742 (the far negative tail)
         f32 = np.float32
         inner = f32(_SQRT_2_OVER_PI) * fma32(f32(_KAPPA), x * x * x, x)
         with quiet():
-            result = f32(0.5) * x * (f32(1) + np.tanh(inner.astype(np.float64)).astype(f32))
+            tanh = np.tanh(inner.astype(np.float64)).astype(f32)
+            saturated = np.abs(inner) > f32(8.664339742)
+            tail = _half_scalar_tail(input.shape, input)
+            if tail is not None:
+                saturated &= ~tail
+            tanh[saturated] = np.sign(inner[saturated])
+            result = f32(0.5) * x * (f32(1) + tanh)
     elif approximate == "tanh":
         result = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)))
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
@@ -160,7 +167,7 @@ def _silu(input: Tensor) -> Tensor:
     x = input if input.dtype.kind == "c" else _floating(input, "silu_cpu")
     with quiet():  # exp(-x) overflows to inf for very negative x: the result is then -0.0
         if input.dtype in HALF_TYPES:  # PyTorch's half kernel: float32, its loop's exp, rounded once
-            return _rounded(x / (1 + half_loop_exp(-x, _half_scalar_tail(input.shape, input))), input)
+            return _rounded(x / (1 + half_loop_exp(-input, _half_scalar_tail(input.shape, input))), input)
         return _rounded(x / (1 + np.exp(-x)), input)
 
 

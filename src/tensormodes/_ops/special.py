@@ -20,6 +20,7 @@ from . import _cephes
 from ._pointwise import _float_unary, _real_float_unary
 from ._random_math import fma32
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
+from ._vector_kernels import sleef_expf
 from .common import dtype_of, not_implemented, ops, quiet, squared
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
@@ -69,7 +70,7 @@ _HALF_GELU_STEP = 64  # elements per step of PyTorch's float16 vector loop (two 
 def _half_gelu_erf(x: np.ndarray) -> np.ndarray:
     """erf as PyTorch's float16 GELU kernels compute it, ``x`` (contiguous, float32) in memory order:
     its vector steps use ``Vectorized<float>::erf`` (Abramowitz and Stegun's 7.1.26 in fused
-    multiply-adds: 1 - t * poly(t) * exp(-x^2), t = 1 / (1 + p|x|)), the elements after the last
+    multiply-adds: 1 - t * poly(t) * exp(-x^2), t = 1 / (1 + p|x|), with Sleef's exp), the elements after the last
     whole step ``std::erf``. The approximation's 1e-7 error shows in the far tail, where 1 + erf(x)
     cancels to a few float32 ulps."""
     flat = x.reshape(-1)
@@ -83,11 +84,21 @@ def _half_gelu_erf(x: np.ndarray) -> np.ndarray:
         poly = fma32(f32(1.061405429), t, f32(-1.453152027))
         for coefficient in (1.421413741, -0.284496736, 0.254829592):
             poly = fma32(poly, t, f32(coefficient))
-        with quiet():
-            decay = -np.exp(-(v * v))
+        decay = -sleef_expf(-(v * v))
         result[:blocked] = np.copysign(fma32(decay * t, poly, f32(1)), v)
     if blocked < flat.size:
         result[blocked:] = _erf(flat[blocked:])
+    return result.reshape(x.shape)
+
+
+def half_gelu_exp(x: np.ndarray) -> np.ndarray:
+    """exp as PyTorch's float16 GELU backward kernel computes it, ``x`` (contiguous, float32) in
+    memory order: Sleef's in its vector steps of 64, the C library's ``expf`` after the last one."""
+    flat = x.reshape(-1)
+    blocked = flat.size - flat.size % _HALF_GELU_STEP
+    result = np.empty(flat.shape, np.float32)
+    result[:blocked] = sleef_expf(flat[:blocked])
+    result[blocked:] = _cephes.exp_of(flat[blocked:])
     return result.reshape(x.shape)
 
 

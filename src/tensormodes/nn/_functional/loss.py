@@ -162,17 +162,20 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _reduce(loss, reduction)
     if target.is_complex():
         raise RuntimeError("expected scalar type Long but found " + str(target.dtype))
-    keep = target != ignore_index
-    safe_target = target.where(keep, 0)
-    picked = -log_probs.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim)
-    sample_weight = keep.to(input.dtype) if weight is None else weight[safe_target] * keep
-    nll = picked * sample_weight
-    per_class = log_probs if class_weight is None else log_probs * class_weight
-    smooth = -per_class.sum(class_dim) * keep
+    # PyTorch's composite (cross_entropy_loss_label_smoothing), op for op: each step rounds in a half type
+    nll = build.namespace_function("tensormodes.nn.functional", "nll_loss")(
+        log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    ignored = target == ignore_index
+    smooth = -(log_probs if class_weight is None else log_probs * class_weight).sum(class_dim)
+    smooth = smooth.masked_fill(ignored, 0.0)
     if reduction == "mean":
-        denominator = sample_weight.sum()
-        return ((1 - label_smoothing) * nll.sum() + label_smoothing / classes * smooth.sum()) / denominator
-    return _reduce((1 - label_smoothing) * nll + label_smoothing / classes * smooth, reduction)
+        counted = ignored.logical_not()
+        total = (weight.gather(0, target.masked_select(counted).flatten()).sum() if weight is not None
+                 else counted.sum())
+        smooth = smooth.sum() / total
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
 # -- more losses -----------------------------------------------------------------------------
