@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import inspect
 
+from ..modules.module import Module
+
 __all__ = ["skip_init"]
 
 
@@ -21,8 +23,6 @@ def skip_init(module_cls, *args, **kwargs):
     >>> tm.nn.utils.skip_init(tm.nn.Linear, 2, 3, device="meta").weight.device
     device(type='meta')
     """
-    from ..modules.module import Module  # (the layers import nn.utils)
-
     if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
