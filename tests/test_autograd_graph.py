@@ -357,3 +357,50 @@ def test_graph_namespace_names_torch_has():
     assert {"Variable", "variable", "graph", "is_tensor_like", "has_torch_function",
             "handle_torch_function"} <= set(dir(tm.autograd))
     assert tm.autograd.handle_torch_function is tm.overrides.handle_torch_function
+
+
+def _checkpoint_under_hooks(lib, checkpoint) -> list:
+    """The caller's hooks see what the checkpointed region's node saves, never the region's own
+    saved tensors (PyTorch packs those with hooks of its own); under disable_saved_tensors_hooks
+    the non-reentrant variant raises the message."""
+    G = lib.autograd.graph
+    log, results = [], []
+    x = lib.ones(3, requires_grad=True)
+
+    def region(h):
+        return (h.sin() * h).exp()
+
+    def pack(t):
+        log.append(("pack", tuple(t.shape)))
+        return t.detach()
+
+    for reentrant in (False, True):
+        with G.saved_tensors_hooks(pack, lambda t: log.append("unpack") or t):
+            y = checkpoint(region, x * 1, use_reentrant=reentrant) * x
+        y.sum().backward()
+        results.append((list(log), _rounded(x.grad)))
+        log.clear()
+        x.grad = None
+
+    def disabled():
+        with G.disable_saved_tensors_hooks("no hooks in here"):
+            checkpoint(region, x, use_reentrant=False).sum().backward()
+    results.append(_outcome(disabled))
+    return results
+
+
+def test_checkpoint_under_saved_tensors_hooks():
+    from tensormodes.utils.checkpoint import checkpoint
+    calls = [("pack", (3,))] * 3 + ["unpack"] * 3
+    assert _checkpoint_under_hooks(tm, checkpoint) == [
+        (calls, [5.5252] * 3), (calls, [5.5252] * 3), ("RuntimeError", "no hooks in here")]
+
+
+@pytest.mark.torch
+def test_checkpoint_under_saved_tensors_hooks_matches_torch():
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+    from tensormodes.utils.checkpoint import checkpoint
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's reentrant variant warns about requires_grad inputs)
+        assert _checkpoint_under_hooks(tm, checkpoint) == _checkpoint_under_hooks(torch, torch_checkpoint)

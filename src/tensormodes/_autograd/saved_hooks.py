@@ -189,3 +189,19 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         yield
     finally:
         _DISABLED.set(previous)
+
+
+@contextlib.contextmanager
+def hooks_set_aside() -> Iterator[None]:
+    """This thread's hooks set aside for a while: ``utils.checkpoint``'s non-reentrant region
+    runs in it, as PyTorch's packs the region's saved tensors with hooks of its own (the user's
+    do not see them; under ``disable_saved_tensors_hooks`` the region raises its message)."""
+    message = _DISABLED.get()
+    if message is not None:
+        raise RuntimeError(message)
+    stack = _STACK.get()
+    _STACK.set(())
+    try:
+        yield
+    finally:
+        _STACK.set(stack)
