@@ -404,3 +404,35 @@ def test_checkpoint_under_saved_tensors_hooks_matches_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (PyTorch's reentrant variant warns about requires_grad inputs)
         assert _checkpoint_under_hooks(tm, checkpoint) == _checkpoint_under_hooks(torch, torch_checkpoint)
+
+
+def _mutation_on_saved(lib) -> list:
+    G = lib.autograd.graph
+    results = []
+    with G.allow_mutation_on_saved_tensors() as ctx:
+        a = lib.tensor([0.5, 1.0], requires_grad=True)
+        b = a.clone()
+        out = (b ** 2).sum() + (b * b).sum()
+        b.sin_()
+        b.mul_(3)  # a second write: the clone made before the first one stays
+        out.backward()
+        results += [_rounded(a.grad), _rounded(b), len(ctx.cloned) > 0]  # (the clone goes once backward used it)
+        results.append(_outcome(lambda: G.allow_mutation_on_saved_tensors().__enter__()))
+    with G.allow_mutation_on_saved_tensors():
+        c = a.clone()
+        out = (c ** 2).sum()
+    results.append(_outcome(lambda: out.backward()))
+    return results
+
+
+def test_allow_mutation_on_saved_tensors():
+    assert _mutation_on_saved(tm) == [
+        [2.0, 4.0], [1.4383, 2.5244], False,
+        ("RuntimeError", "allow_mutation_on_saved_tensors contexts cannot be nested"),
+        ("AssertionError", "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin which the "
+                           "graph was originally recorded.")]
+
+
+@pytest.mark.torch
+def test_allow_mutation_on_saved_tensors_matches_torch():
+    assert _mutation_on_saved(tm) == _mutation_on_saved(torch)

@@ -30,7 +30,7 @@ from contextvars import ContextVar
 
 from .._tensor_base import PLAIN, TensorBase, wrap_array
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import SavedTensor, below_listens
+from .graph import SavedTensor
 from .nodes import grad_edge, share_version, version_counter
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "push_hooks", "pop_hooks"]
@@ -111,7 +111,7 @@ def _init_maybe_packed(self: SavedTensor, t, is_output: bool, output_nr: int = 0
     """``SavedTensor.__init__`` while some thread has hooks: packs ``t`` with this thread's
     innermost pair, if it has one."""
     stack = _STACK.get()
-    if not stack or below_listens(t):  # (a tensor the dispatch level sees stays as it is)
+    if not stack:
         _PLAIN_INIT(self, t, is_output, output_nr)
         return
     pack_hook, unpack_hook = stack[-1]

@@ -26,9 +26,11 @@ from .._autograd.graph import bump_version
 from .._autograd.nodes import GradientEdge, Node, grad_edge
 from .._autograd.saved_hooks import disable_saved_tensors_hooks, saved_tensors_hooks
 from .._tensor_base import TensorBase
+from ._mutation import allow_mutation_on_saved_tensors
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
-           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "RemovableHandle"]
+           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "RemovableHandle",
+           "allow_mutation_on_saved_tensors"]
 
 
 def _get_grad_fn_or_grad_acc(t) -> Node:
