@@ -83,15 +83,12 @@ class save_on_cpu(saved_tensors_hooks):
     """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
-        import tensormodes  # (its device modules: cuda, mps ...)
-        device_module = getattr(tensormodes, device_type, tensormodes.cuda)
-
         def pack_to_cpu(tensor):
             if not pin_memory:
                 return tensor.device, tensor.cpu()
-            pinnable = device_module.is_available() and not tensor.is_sparse
-            packed = tm.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout, pin_memory=pinnable)
-            packed.copy_(tensor, non_blocking=pinnable)
+            # PyTorch pins when ``device_type``'s accelerator is available: none is, here (a plain copy)
+            packed = tm.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout)
+            packed.copy_(tensor)
             return tensor.device, packed
 
         def unpack_from_cpu(packed):
