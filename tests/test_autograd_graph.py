@@ -436,3 +436,35 @@ def test_allow_mutation_on_saved_tensors():
 @pytest.mark.torch
 def test_allow_mutation_on_saved_tensors_matches_torch():
     assert _mutation_on_saved(tm) == _mutation_on_saved(torch)
+
+
+def _saved_attributes(lib) -> list:
+    """``node._saved_<name>`` reads a saved argument, running the unpack hook."""
+    G = lib.autograd.graph
+    log = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    results = [y.grad_fn._saved_self is x, y.grad_fn._saved_other.tolist(), x.sum().grad_fn._saved_self_sym_sizes]
+    with G.saved_tensors_hooks(lambda t: log.append("pack") or t.detach(), lambda t: log.append("unpack") or t):
+        z = x.exp()
+        w = x * x
+    result = z.grad_fn._saved_result
+    results += [list(log), _rounded(result), result.requires_grad, result.grad_fn is z.grad_fn]
+    saved_self = w.grad_fn._saved_self
+    results += [saved_self is x, saved_self.requires_grad, list(log)]
+    results.append(_outcome(lambda: y.grad_fn._saved_nothing))
+    y.sum().backward()
+    results.append(_outcome(lambda: y.grad_fn._saved_self)[0])
+    return results
+
+
+def test_saved_attributes_of_nodes():
+    assert _saved_attributes(tm) == [
+        True, [1.0, 2.0], (2,), ["pack", "pack", "pack", "unpack"], [2.7183, 7.3891], True, True,
+        False, True, ["pack", "pack", "pack", "unpack", "unpack"],
+        ("AttributeError", "'MulBackward0' object has no attribute '_saved_nothing'"), "RuntimeError"]
+
+
+@pytest.mark.torch
+def test_saved_attributes_of_nodes_match_torch():
+    assert _saved_attributes(tm) == _saved_attributes(torch)

@@ -31,7 +31,7 @@ from contextvars import ContextVar
 from .._tensor_base import PLAIN, TensorBase, wrap_array
 from .grad_mode import _GRAD_ENABLED, grad_enabled
 from .graph import SavedTensor
-from .nodes import grad_edge, share_version, version_counter
+from .nodes import differentiable_tensor, grad_edge, share_version, version_counter
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "push_hooks", "pop_hooks"]
 
@@ -115,8 +115,8 @@ def _init_maybe_packed(self: SavedTensor, t, is_output: bool, output_nr: int = 0
         _PLAIN_INIT(self, t, is_output, output_nr)
         return
     pack_hook, unpack_hook = stack[-1]
-    if is_output:  # the hook sees an output requiring grad, as PyTorch's (its grad_fn is set after: differs)
-        t._requires_grad = True
+    if is_output and differentiable_tensor(t):
+        t._requires_grad = True  # the hook sees an output requiring grad, as PyTorch's (its grad_fn is set after)
     counter = version_counter(t)
     version = counter[0]
     previous = _GRAD_ENABLED.get()

@@ -37,7 +37,9 @@ def _get_grad_fn_or_grad_acc(t) -> Node:
     """The node a tensor's gradient enters: its ``grad_fn``, or a leaf's ``AccumulateGrad``."""
     if isinstance(t, GradientEdge):
         return t.node
-    node = grad_edge(t)[0] if t.requires_grad else t.grad_fn
+    node = t.grad_fn
+    if node is None and t.requires_grad:  # a leaf: its AccumulateGrad
+        node = grad_edge(t)[0]
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node
