@@ -468,3 +468,39 @@ def test_saved_attributes_of_nodes():
 @pytest.mark.torch
 def test_saved_attributes_of_nodes_match_torch():
     assert _saved_attributes(tm) == _saved_attributes(torch)
+
+
+def _hooks_under_a_dispatch_mode(lib, mode_class) -> tuple:
+    """Under a dispatch mode, unpacking shows it a detach per saved tensor, as PyTorch's."""
+    class Log(mode_class):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    G = lib.autograd.graph
+    log = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with Log() as mode, G.saved_tensors_hooks(lambda t: log.append("pack") or t, lambda t: log.append("unpack") or t):
+        (x * x).exp().sum().backward()
+    return log, _rounded(x.grad), mode.ops
+
+
+def test_saved_tensors_hooks_under_a_dispatch_mode():
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+    log, grad, ops = _hooks_under_a_dispatch_mode(tm, TorchDispatchMode)
+    assert log == ["pack"] * 3 + ["unpack"] * 3 and grad == [5.4366, 218.3926]
+    assert ops == ["aten.mul.Tensor", "aten.exp.default", "aten.sum.default", "aten.ones_like.default",
+                   "aten.expand.default", "aten.detach.default", "aten.mul.Tensor", "aten.detach.default",
+                   "aten.detach.default", "aten.mul.Tensor", "aten.mul.Tensor", "aten.add.Tensor",
+                   "aten.detach.default"]
+
+
+@pytest.mark.torch
+def test_saved_tensors_hooks_under_a_dispatch_mode_match_torch():
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+    assert _hooks_under_a_dispatch_mode(tm, TorchDispatchMode) == _hooks_under_a_dispatch_mode(torch, TorchMode)

@@ -30,7 +30,8 @@ from contextvars import ContextVar
 
 from .._tensor_base import PLAIN, TensorBase, wrap_array
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import SavedTensor
+from .graph import SavedTensor, below_listens
+from .graph import _saved_alias as saved_alias
 from .nodes import differentiable_tensor, grad_edge, share_version, version_counter
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "push_hooks", "pop_hooks"]
@@ -85,7 +86,9 @@ class _Packed:
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(value).__name__}")
         # a tensor of its own (the hook may return anything it keeps), with the saved tensor's history
-        if type(value) is PLAIN.tensor:
+        if below_listens(value):  # PyTorch's unpacking shows the dispatch level a detach
+            unpacked = saved_alias(value)
+        elif type(value) is PLAIN.tensor:
             unpacked = wrap_array(value._data)
             share_version(unpacked, value)
         else:
