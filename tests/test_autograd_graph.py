@@ -504,3 +504,56 @@ def test_saved_tensors_hooks_under_a_dispatch_mode_match_torch():
 
     from tensormodes.utils._python_dispatch import TorchDispatchMode
     assert _hooks_under_a_dispatch_mode(tm, TorchDispatchMode) == _hooks_under_a_dispatch_mode(torch, TorchMode)
+
+
+def _function_saves_after_forward(lib) -> list:
+    """A custom Function's ``save_for_backward`` takes effect when forward returns, as PyTorch's:
+    a saved output is packed with its history (double backward through it works under hooks),
+    and a write forward makes after saving does not count as a modification."""
+    G = lib.autograd.graph
+
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result, x)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            result, _ = ctx.saved_tensors
+            return grad * result
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            scale = x.clone()
+            ctx.save_for_backward(scale)
+            scale.mul_(2)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            scale, = ctx.saved_tensors
+            return grad * scale
+
+    log = []
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    with G.saved_tensors_hooks(lambda t: log.append((t.requires_grad, t.grad_fn is not None)) or t.detach(),
+                               lambda t: t):
+        y = Exp.apply(x)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    g.sum().backward()
+    results = [log, _rounded(x.grad)]
+    x.grad = None
+    Scale.apply(x).sum().backward()
+    return results + [_rounded(x.grad)]
+
+
+def test_function_saves_after_forward():
+    assert _function_saves_after_forward(tm) == [[(True, True), (True, False)], [1.0, 2.7183], [0.0, 2.0]]
+
+
+@pytest.mark.torch
+def test_function_saves_after_forward_matches_torch():
+    assert _function_saves_after_forward(tm) == _function_saves_after_forward(torch)
