@@ -357,3 +357,203 @@ def test_graph_namespace_names_torch_has():
     assert {"Variable", "variable", "graph", "is_tensor_like", "has_torch_function",
             "handle_torch_function"} <= set(dir(tm.autograd))
     assert tm.autograd.handle_torch_function is tm.overrides.handle_torch_function
+
+
+def _checkpoint_under_hooks(lib, checkpoint) -> list:
+    """The caller's hooks see what the checkpointed region's node saves, never the region's own
+    saved tensors (PyTorch packs those with hooks of its own); under disable_saved_tensors_hooks
+    the non-reentrant variant raises the message."""
+    G = lib.autograd.graph
+    log, results = [], []
+    x = lib.ones(3, requires_grad=True)
+
+    def region(h):
+        return (h.sin() * h).exp()
+
+    def pack(t):
+        log.append(("pack", tuple(t.shape)))
+        return t.detach()
+
+    for reentrant in (False, True):
+        with G.saved_tensors_hooks(pack, lambda t: log.append("unpack") or t):
+            y = checkpoint(region, x * 1, use_reentrant=reentrant) * x
+        y.sum().backward()
+        results.append((list(log), _rounded(x.grad)))
+        log.clear()
+        x.grad = None
+
+    def disabled():
+        with G.disable_saved_tensors_hooks("no hooks in here"):
+            checkpoint(region, x, use_reentrant=False).sum().backward()
+    results.append(_outcome(disabled))
+    return results
+
+
+def test_checkpoint_under_saved_tensors_hooks():
+    from tensormodes.utils.checkpoint import checkpoint
+    calls = [("pack", (3,))] * 3 + ["unpack"] * 3
+    assert _checkpoint_under_hooks(tm, checkpoint) == [
+        (calls, [5.5252] * 3), (calls, [5.5252] * 3), ("RuntimeError", "no hooks in here")]
+
+
+@pytest.mark.torch
+def test_checkpoint_under_saved_tensors_hooks_matches_torch():
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+    from tensormodes.utils.checkpoint import checkpoint
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's reentrant variant warns about requires_grad inputs)
+        assert _checkpoint_under_hooks(tm, checkpoint) == _checkpoint_under_hooks(torch, torch_checkpoint)
+
+
+def _mutation_on_saved(lib) -> list:
+    G = lib.autograd.graph
+    results = []
+    with G.allow_mutation_on_saved_tensors() as ctx:
+        a = lib.tensor([0.5, 1.0], requires_grad=True)
+        b = a.clone()
+        out = (b ** 2).sum() + (b * b).sum()
+        b.sin_()
+        b.mul_(3)  # a second write: the clone made before the first one stays
+        out.backward()
+        results += [_rounded(a.grad), _rounded(b), len(ctx.cloned) > 0]  # (the clone goes once backward used it)
+        results.append(_outcome(lambda: G.allow_mutation_on_saved_tensors().__enter__()))
+    with G.allow_mutation_on_saved_tensors():
+        c = a.clone()
+        out = (c ** 2).sum()
+    results.append(_outcome(lambda: out.backward()))
+    return results
+
+
+def test_allow_mutation_on_saved_tensors():
+    assert _mutation_on_saved(tm) == [
+        [2.0, 4.0], [1.4383, 2.5244], False,
+        ("RuntimeError", "allow_mutation_on_saved_tensors contexts cannot be nested"),
+        ("AssertionError", "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin which the "
+                           "graph was originally recorded.")]
+
+
+@pytest.mark.torch
+def test_allow_mutation_on_saved_tensors_matches_torch():
+    assert _mutation_on_saved(tm) == _mutation_on_saved(torch)
+
+
+def _saved_attributes(lib) -> list:
+    """``node._saved_<name>`` reads a saved argument, running the unpack hook."""
+    G = lib.autograd.graph
+    log = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    results = [y.grad_fn._saved_self is x, y.grad_fn._saved_other.tolist(), x.sum().grad_fn._saved_self_sym_sizes]
+    with G.saved_tensors_hooks(lambda t: log.append("pack") or t.detach(), lambda t: log.append("unpack") or t):
+        z = x.exp()
+        w = x * x
+    result = z.grad_fn._saved_result
+    results += [list(log), _rounded(result), result.requires_grad, result.grad_fn is z.grad_fn]
+    saved_self = w.grad_fn._saved_self
+    results += [saved_self is x, saved_self.requires_grad, list(log)]
+    results.append(_outcome(lambda: y.grad_fn._saved_nothing))
+    y.sum().backward()
+    results.append(_outcome(lambda: y.grad_fn._saved_self)[0])
+    return results
+
+
+def test_saved_attributes_of_nodes():
+    assert _saved_attributes(tm) == [
+        True, [1.0, 2.0], (2,), ["pack", "pack", "pack", "unpack"], [2.7183, 7.3891], True, True,
+        False, True, ["pack", "pack", "pack", "unpack", "unpack"],
+        ("AttributeError", "'MulBackward0' object has no attribute '_saved_nothing'"), "RuntimeError"]
+
+
+@pytest.mark.torch
+def test_saved_attributes_of_nodes_match_torch():
+    assert _saved_attributes(tm) == _saved_attributes(torch)
+
+
+def _hooks_under_a_dispatch_mode(lib, mode_class) -> tuple:
+    """Under a dispatch mode, unpacking shows it a detach per saved tensor, as PyTorch's."""
+    class Log(mode_class):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    G = lib.autograd.graph
+    log = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with Log() as mode, G.saved_tensors_hooks(lambda t: log.append("pack") or t, lambda t: log.append("unpack") or t):
+        (x * x).exp().sum().backward()
+    return log, _rounded(x.grad), mode.ops
+
+
+def test_saved_tensors_hooks_under_a_dispatch_mode():
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+    log, grad, ops = _hooks_under_a_dispatch_mode(tm, TorchDispatchMode)
+    assert log == ["pack"] * 3 + ["unpack"] * 3 and grad == [5.4366, 218.3926]
+    assert ops == ["aten.mul.Tensor", "aten.exp.default", "aten.sum.default", "aten.ones_like.default",
+                   "aten.expand.default", "aten.detach.default", "aten.mul.Tensor", "aten.detach.default",
+                   "aten.detach.default", "aten.mul.Tensor", "aten.mul.Tensor", "aten.add.Tensor",
+                   "aten.detach.default"]
+
+
+@pytest.mark.torch
+def test_saved_tensors_hooks_under_a_dispatch_mode_match_torch():
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+    assert _hooks_under_a_dispatch_mode(tm, TorchDispatchMode) == _hooks_under_a_dispatch_mode(torch, TorchMode)
+
+
+def _function_saves_after_forward(lib) -> list:
+    """A custom Function's ``save_for_backward`` takes effect when forward returns, as PyTorch's:
+    a saved output is packed with its history (double backward through it works under hooks),
+    and a write forward makes after saving does not count as a modification."""
+    G = lib.autograd.graph
+
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result, x)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            result, _ = ctx.saved_tensors
+            return grad * result
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            scale = x.clone()
+            ctx.save_for_backward(scale)
+            scale.mul_(2)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            scale, = ctx.saved_tensors
+            return grad * scale
+
+    log = []
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    with G.saved_tensors_hooks(lambda t: log.append((t.requires_grad, t.grad_fn is not None)) or t.detach(),
+                               lambda t: t):
+        y = Exp.apply(x)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    g.sum().backward()
+    results = [log, _rounded(x.grad)]
+    x.grad = None
+    Scale.apply(x).sum().backward()
+    return results + [_rounded(x.grad)]
+
+
+def test_function_saves_after_forward():
+    assert _function_saves_after_forward(tm) == [[(True, True), (True, False)], [1.0, 2.7183], [0.0, 2.0]]
+
+
+@pytest.mark.torch
+def test_function_saves_after_forward_matches_torch():
+    assert _function_saves_after_forward(tm) == _function_saves_after_forward(torch)

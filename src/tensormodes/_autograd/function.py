@@ -43,7 +43,22 @@ class FunctionCtx:
             if t is not None and not isinstance(t, TensorBase):
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
-        self._saved = tuple(None if t is None else SavedTensor(t, False) for t in tensors)
+        # saved once forward has returned (``_save``), as PyTorch's: an output is then saved as one
+        # (its unpacked tensor has this node's history), and writes forward makes after this count not
+        self._saved = tensors
+
+    def _save(self, node: Node | None) -> None:
+        """Turn the tensors given to ``save_for_backward`` into saved tensors (saved-tensor hooks
+        pack them now); ``node``: the call's backward node (None when nothing was recorded)."""
+        saved = []
+        for t in self._saved:
+            if t is None:
+                saved.append(None)
+            elif node is not None and t._grad_fn is node:
+                saved.append(SavedTensor(t, True, t.__dict__.get("_output_nr", 0)))
+            else:
+                saved.append(SavedTensor(t, False))
+        self._saved = tuple(saved)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -153,6 +168,7 @@ class Function:
         finally:
             _GRAD_ENABLED.set(previous_grad_mode)
         if not record:
+            ctx._save(None)
             return outputs
         single = not isinstance(outputs, tuple)
         items = [outputs] if single else list(outputs)
@@ -174,6 +190,7 @@ class Function:
                 out._grad_fn = node
                 if i:
                     out._output_nr = i
+        ctx._save(node)
         return items[0] if single else type(outputs)(items)
 
 

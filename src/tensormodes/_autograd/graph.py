@@ -37,6 +37,7 @@ from .nodes import (
     differentiable_tensor,
     grad_edge,
     next_sequence_nr,
+    saved_properties,
     share_version,
     version_of,
 )
@@ -214,7 +215,8 @@ def _node_class(op_name: str, formula) -> type:
         name, _, overload = base.partition("#")
         camel = "".join(part.title() for part in name.strip("_").removesuffix("_method").split("_"))
         attributes = {"__module__": __name__, "_plain_outputs": _plain_outputs(formula),
-                      "_wraps_numbers": name in WRAPPED_NUMBER_OPS}
+                      "_wraps_numbers": name in WRAPPED_NUMBER_OPS,
+                      **saved_properties(tuple(inspect.signature(formula).parameters), _freed_error)}
         cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}{'_' * bool(suffix)}{suffix}",
                                                      (OpBackward,), attributes)
     return cls
@@ -399,8 +401,6 @@ _PLANS: dict[str, _Plan] = {}
 def _plan(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict) -> _Plan:
     plan = _PLANS[op_name] = _Plan(formula, tensor_params, arguments)
     return plan
-
-
 
 
 def _edge_and_fit(item, edges: list, fits: list) -> None:

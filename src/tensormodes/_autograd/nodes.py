@@ -20,7 +20,8 @@ from .. import _dtype as dt
 from .._tensor_base import wrap_array
 
 __all__ = ["Node", "AccumulateGrad", "grad_edge", "alias", "version_counter", "version_of", "bump_version",
-           "share_version", "next_sequence_nr", "differentiable_tensor", "GradientEdge"]
+           "share_version", "next_sequence_nr", "differentiable_tensor", "GradientEdge",
+           "saved_properties"]
 
 _BFLOAT16 = dt.bfloat16._np
 _DIFFERENTIABLE_KINDS = frozenset("fc")
@@ -146,6 +147,23 @@ def grad_edge(t) -> tuple:
     if accumulator is None:
         accumulator = t._grad_accumulator = AccumulateGrad(t)
     return (accumulator, 0)
+
+
+def saved_properties(names: tuple, freed_error) -> dict:
+    """PyTorch's ``node._saved_self``, ``_saved_other``, ``_saved_result`` ... for an op's node class
+    whose formula takes ``names`` (``input`` is PyTorch's ``self``, ``<name>_shape`` its
+    ``<name>_sym_sizes``): properties reading a saved argument, unpacked (saved-tensor hooks run).
+    Properties, not ``__getattr__``, which would slow every attribute read of every node."""
+    def reader(index: int) -> property:
+        def read(node):
+            if node._arguments is None:
+                raise freed_error()
+            value = node._arguments[index]
+            return value.unpack(node) if hasattr(value, "unpack") else value
+        return property(read)
+    renamed = (("self" + name[5:] if name.startswith("input") else name) for name in names)
+    return {"_saved_" + (name[:-6] + "_sym_sizes" if name.endswith("_shape") else name): reader(i)
+            for i, name in enumerate(renamed) if name not in ("grad", "needs_input_grad")}
 
 
 class GradientEdge(NamedTuple):

@@ -31,7 +31,8 @@ from contextvars import ContextVar
 from .._tensor_base import PLAIN, TensorBase, wrap_array
 from .grad_mode import _GRAD_ENABLED, grad_enabled
 from .graph import SavedTensor, below_listens
-from .nodes import grad_edge, share_version, version_counter
+from .graph import _saved_alias as saved_alias
+from .nodes import differentiable_tensor, grad_edge, share_version, version_counter
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "push_hooks", "pop_hooks"]
 
@@ -85,7 +86,9 @@ class _Packed:
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(value).__name__}")
         # a tensor of its own (the hook may return anything it keeps), with the saved tensor's history
-        if type(value) is PLAIN.tensor:
+        if below_listens(value):  # PyTorch's unpacking shows the dispatch level a detach
+            unpacked = saved_alias(value)
+        elif type(value) is PLAIN.tensor:
             unpacked = wrap_array(value._data)
             share_version(unpacked, value)
         else:
@@ -111,12 +114,12 @@ def _init_maybe_packed(self: SavedTensor, t, is_output: bool, output_nr: int = 0
     """``SavedTensor.__init__`` while some thread has hooks: packs ``t`` with this thread's
     innermost pair, if it has one."""
     stack = _STACK.get()
-    if not stack or below_listens(t):  # (a tensor the dispatch level sees stays as it is)
+    if not stack:
         _PLAIN_INIT(self, t, is_output, output_nr)
         return
     pack_hook, unpack_hook = stack[-1]
-    if is_output:  # the hook sees an output requiring grad, as PyTorch's (its grad_fn is set after: differs)
-        t._requires_grad = True
+    if is_output and differentiable_tensor(t):
+        t._requires_grad = True  # the hook sees an output requiring grad, as PyTorch's (its grad_fn is set after)
     counter = version_counter(t)
     version = counter[0]
     previous = _GRAD_ENABLED.get()
@@ -189,3 +192,19 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         yield
     finally:
         _DISABLED.set(previous)
+
+
+@contextlib.contextmanager
+def hooks_set_aside() -> Iterator[None]:
+    """This thread's hooks set aside for a while: ``utils.checkpoint``'s non-reentrant region
+    runs in it, as PyTorch's packs the region's saved tensors with hooks of its own (the user's
+    do not see them; under ``disable_saved_tensors_hooks`` the region raises its message)."""
+    message = _DISABLED.get()
+    if message is not None:
+        raise RuntimeError(message)
+    stack = _STACK.get()
+    _STACK.set(())
+    try:
+        yield
+    finally:
+        _STACK.set(stack)

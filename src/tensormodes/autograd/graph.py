@@ -26,16 +26,20 @@ from .._autograd.graph import bump_version
 from .._autograd.nodes import GradientEdge, Node, grad_edge
 from .._autograd.saved_hooks import disable_saved_tensors_hooks, saved_tensors_hooks
 from .._tensor_base import TensorBase
+from ._mutation import allow_mutation_on_saved_tensors
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
-           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "RemovableHandle"]
+           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook", "RemovableHandle",
+           "allow_mutation_on_saved_tensors"]
 
 
 def _get_grad_fn_or_grad_acc(t) -> Node:
     """The node a tensor's gradient enters: its ``grad_fn``, or a leaf's ``AccumulateGrad``."""
     if isinstance(t, GradientEdge):
         return t.node
-    node = grad_edge(t)[0] if t.requires_grad else t.grad_fn
+    node = t.grad_fn
+    if node is None and t.requires_grad:  # a leaf: its AccumulateGrad
+        node = grad_edge(t)[0]
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node
@@ -84,10 +88,9 @@ class save_on_cpu(saved_tensors_hooks):
         def pack_to_cpu(tensor):
             if not pin_memory:
                 return tensor.device, tensor.cpu()
-            # (PyTorch's ``<device_type>.is_available()``: only the CPU is, here)
-            pinnable = device_type == "cpu" and not tensor.is_sparse
-            packed = tm.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout, pin_memory=pinnable)
-            packed.copy_(tensor, non_blocking=pinnable)
+            # PyTorch pins when ``device_type``'s accelerator is available: none is, here (a plain copy)
+            packed = tm.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout)
+            packed.copy_(tensor)
             return tensor.device, packed
 
         def unpack_from_cpu(packed):

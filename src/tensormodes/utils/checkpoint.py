@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 from .. import autograd
 from .._api import namespace as tm
+from .._autograd.saved_hooks import hooks_set_aside
 from ..autograd import Function
 from ..nn import Sequential
 from ..overrides import TorchFunctionMode
@@ -344,7 +345,9 @@ class _Region:
         stand_ins = _StandIns(inputs, outside)
         if differentiable:
             stand_ins.stand_ins = {}  # the outside tensors themselves
-        with tm.enable_grad(), context, stand_ins:
+        # (the saved-tensor hooks of the caller do not see the region's tensors, as in PyTorch,
+        # whose checkpoint packs them with hooks of its own)
+        with tm.enable_grad(), context, stand_ins, hooks_set_aside():
             result = self.function(*args, **kwargs)
         return result, inputs, stand_ins
 
