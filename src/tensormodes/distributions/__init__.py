@@ -1,5 +1,6 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
-``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet`` and ``Independent``,
+``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet``, ``Independent``,
+``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric`` and ``Poisson``,
 with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
 argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
@@ -17,7 +18,9 @@ ValueError: Expected parameter scale (Tensor of shape ()) of distribution Normal
 from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .counts import Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
+from .exponential import Cauchy, Exponential, Laplace
 from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -25,5 +28,6 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "ExponentialFamily", "Gamma", "Independent",
-           "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential",
+           "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "MultivariateNormal", "Normal",
+           "Poisson", "Uniform", "constraints", "kl_divergence", "register_kl"]

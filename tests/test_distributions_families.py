@@ -1,0 +1,152 @@
+"""The distributions beyond the first nine (Exponential, Laplace, Cauchy, Geometric, Poisson ...):
+values, random streams, gradients and errors, against PyTorch and literals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+from tensormodes import distributions as D
+
+# name -> (builder of the distribution in library L, a value in its support, probabilities for icdf)
+_CASES = {
+    "exponential": (lambda L: L.distributions.Exponential(L.tensor([0.5, 3.0, 1e-3])), [0.3, 2.0, 0.0],
+                    [0.1, 0.5, 0.99]),
+    "exponential_scalar": (lambda L: L.distributions.Exponential(2.0), 1.5, 0.25),
+    "laplace": (lambda L: L.distributions.Laplace(L.tensor([0.5, -1.0]), L.tensor([1.5, 0.3])), [0.3, -2.0],
+                [0.1, 0.75]),
+    "laplace_scalar": (lambda L: L.distributions.Laplace(1.0, 2.0), 0.0, 0.5),
+    "cauchy": (lambda L: L.distributions.Cauchy(L.tensor([[0.5], [-1.0]]), L.tensor([1.5, 0.3])),
+               [[0.3, 2.0], [-1.0, 5.0]], [[0.2, 0.6], [0.5, 0.9]]),
+    "geometric": (lambda L: L.distributions.Geometric(L.tensor([0.2, 0.9, 1.0])), [0.0, 3.0, 0.0], None),
+    "geometric_logits": (lambda L: L.distributions.Geometric(logits=L.tensor([0.2, -3.0])), [1.0, 4.0], None),
+    "poisson": (lambda L: L.distributions.Poisson(L.tensor([0.5, 4.0, 30.0, 0.0])), [0.0, 3.0, 25.0, 0.0], None),
+    "exponential_f64": (lambda L: L.distributions.Exponential(L.tensor([0.5, 3.0], dtype=L.float64)), [0.3, 2.0],
+                        [0.1, 0.5]),
+}
+
+
+def _compare(ours, theirs, name=""):
+    import torch
+
+    if isinstance(theirs, torch.Tensor):
+        assert str(ours.dtype).replace("tensormodes", "torch") == str(theirs.dtype), name
+        ours, theirs = ours.detach().numpy(), theirs.detach().numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-7, err_msg=name)
+
+
+def _try(call, *args):
+    try:
+        return call(*args)
+    except NotImplementedError:
+        return NotImplementedError
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(_CASES))
+def test_same_as_pytorch(name):
+    import torch
+
+    build, value, probabilities = _CASES[name]
+    ours, theirs = build(tm), build(torch)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert repr(ours).replace("tensormodes", "torch") == repr(theirs)
+    assert ours.has_rsample == theirs.has_rsample
+    assert repr(type(ours).support) == repr(type(theirs).support) or repr(ours.support) == repr(theirs.support)
+    assert {k: repr(v) for k, v in ours.arg_constraints.items()} == \
+        {k: repr(v) for k, v in theirs.arg_constraints.items()}
+    for attribute in ("mean", "mode", "variance", "stddev"):
+        expected = _try(getattr, theirs, attribute)
+        if expected is NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                getattr(ours, attribute)
+        else:
+            _compare(getattr(ours, attribute), expected, f"{name}.{attribute}")
+    calls = [("entropy", lambda d, L: d.entropy()), ("log_prob", lambda d, L: d.log_prob(L.tensor(value))),
+             ("cdf", lambda d, L: d.cdf(L.tensor(value)))]
+    if probabilities is not None:
+        calls.append(("icdf", lambda d, L: d.icdf(L.tensor(probabilities))))
+    for label, call in calls:
+        expected = _try(call, theirs, torch)
+        if expected is NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                call(ours, tm)
+        else:
+            _compare(call(ours, tm), expected, f"{name}.{label}")
+    for seed in (7, 8):
+        tm.manual_seed(seed)
+        torch.manual_seed(seed)
+        _compare(ours.sample((3,)), theirs.sample((3,)), f"{name}.sample")
+    if ours.has_rsample:
+        tm.manual_seed(9)
+        torch.manual_seed(9)
+        _compare(ours.rsample((2, 1)), theirs.rsample((2, 1)), f"{name}.rsample")
+    expanded, texpanded = ours.expand((3, *ours.batch_shape)), theirs.expand((3, *theirs.batch_shape))
+    assert tuple(expanded.batch_shape) == tuple(texpanded.batch_shape) and type(expanded) is type(ours)
+    _compare(expanded.log_prob(tm.tensor(value)), texpanded.log_prob(torch.tensor(value)), f"{name}.expand")
+
+
+@pytest.mark.torch
+def test_validation_messages_as_pytorch():
+    import torch
+
+    for make in (lambda L: L.distributions.Exponential(L.tensor([1.0, 0.0])),
+                 lambda L: L.distributions.Laplace(0.0, L.tensor([-1.0])),
+                 lambda L: L.distributions.Cauchy(L.tensor([math.nan]), 1.0),
+                 lambda L: L.distributions.Exponential(1.0).log_prob(L.tensor([-1.0])),
+                 lambda L: L.distributions.Geometric(L.tensor([0.5, 0.0])),
+                 lambda L: L.distributions.Geometric(L.tensor([1.5])),
+                 lambda L: L.distributions.Geometric(probs=0.5, logits=0.0),
+                 lambda L: L.distributions.Poisson(L.tensor([-0.5])),
+                 lambda L: L.distributions.Poisson(2.0).log_prob(L.tensor([0.5]))):
+        with pytest.raises(ValueError) as ours:
+            make(tm)
+        with pytest.raises(ValueError) as theirs:
+            make(torch)
+        assert str(ours.value).replace("tensormodes", "torch") == str(theirs.value)
+
+
+def test_literal_values():
+    e = D.Exponential(tm.tensor([2.0]))
+    assert e.mean.tolist() == [0.5] and e.variance.tolist() == [0.25] and e.mode.tolist() == [0.0]
+    assert e.log_prob(tm.tensor([0.0])).tolist() == [0.6931471824645996]  # log 2 in float32
+    assert e.icdf(tm.tensor([0.0])).tolist() == [0.0]
+    lap = D.Laplace(1.0, 2.0)
+    assert lap.cdf(tm.tensor(1.0)).item() == 0.5 and lap.icdf(tm.tensor(0.5)).item() == 1.0
+    assert lap.variance.item() == 8.0
+    c = D.Cauchy(0.0, 1.0)
+    assert math.isnan(c.mean.item()) and c.variance.item() == math.inf and c.cdf(tm.tensor(0.0)).item() == 0.5
+    g = D.Geometric(tm.tensor([1.0]))
+    assert g.log_prob(tm.tensor([0.0])).tolist() == [0.0] and g.mean.tolist() == [0.0]
+    p = D.Poisson(tm.tensor([0.0, 2.0]))
+    assert p.log_prob(tm.tensor([0.0, 0.0])).tolist() == [0.0, -2.0] and p.mode.tolist() == [0.0, 2.0]
+    with pytest.raises(NotImplementedError):
+        p.entropy()  # PyTorch defines no entropy for Poisson either
+    tm.manual_seed(0)
+    draws = D.Poisson(tm.tensor([3.0])).sample((5,))
+    assert draws.dtype == tm.float32 and draws.flatten().tolist() == [6.0, 3.0, 2.0, 3.0, 4.0]
+    tm.manual_seed(0)
+    assert D.Exponential(1.0).sample((2,)).tolist() == [3.508326292037964, 1.2303847074508667]
+
+
+def test_rsample_and_log_prob_gradients():
+    rate = tm.tensor([2.0], requires_grad=True)
+    tm.manual_seed(1)
+    D.Exponential(rate).rsample((3,)).sum().backward()
+    tm.manual_seed(1)
+    draws = tm.empty(3, 1).exponential_()
+    np.testing.assert_allclose(rate.grad.numpy(), [-(draws / 4.0).sum().item()], rtol=1e-6)  # d(x/r)/dr = -x/r^2
+    loc, scale = tm.tensor(0.5, requires_grad=True), tm.tensor(2.0, requires_grad=True)
+    D.Laplace(loc, scale).log_prob(tm.tensor(1.5)).backward()
+    assert loc.grad.item() == 0.5 and scale.grad.item() == -0.25  # -1/s + |x-l|/s^2
+    loc, scale = tm.tensor(0.0, requires_grad=True), tm.tensor(1.0, requires_grad=True)
+    D.Cauchy(loc, scale).rsample().backward()
+    tm.manual_seed(2)
+    assert loc.grad.item() == 1.0
+    probs = tm.tensor(0.5, requires_grad=True)
+    D.Geometric(probs).log_prob(tm.tensor(2.0)).backward()
+    np.testing.assert_allclose(probs.grad.item(), -2 / 0.5 + 1 / 0.5, rtol=1e-6)  # -k/(1-p) + 1/p
