@@ -26,6 +26,24 @@ _CASES = {
     "poisson": (lambda L: L.distributions.Poisson(L.tensor([0.5, 4.0, 30.0, 0.0])), [0.0, 3.0, 25.0, 0.0], None),
     "exponential_f64": (lambda L: L.distributions.Exponential(L.tensor([0.5, 3.0], dtype=L.float64)), [0.3, 2.0],
                         [0.1, 0.5]),
+    "lognormal": (lambda L: L.distributions.LogNormal(L.tensor([0.5, -1.0]), L.tensor([1.5, 0.3])), [0.3, 2.0],
+                  [0.1, 0.75]),
+    "lognormal_scalar": (lambda L: L.distributions.LogNormal(0.0, 1.0), 1.0, 0.5),
+    "halfnormal": (lambda L: L.distributions.HalfNormal(L.tensor([1.5, 0.3])), [0.3, 0.0], [0.1, 0.75]),
+    "halfcauchy": (lambda L: L.distributions.HalfCauchy(L.tensor([[1.5], [0.3]])), [[0.3, 2.0]], [[0.1, 0.75]]),
+    "gumbel": (lambda L: L.distributions.Gumbel(L.tensor([0.5, -1.0]), L.tensor([1.5, 0.3])), [0.3, 2.0], None),
+    "gumbel_scalar": (lambda L: L.distributions.Gumbel(1.0, 2.0), -3.0, None),
+    "transformed_sigmoid": (lambda L: L.distributions.TransformedDistribution(
+        L.distributions.Normal(L.tensor([0.5, -1.0]), L.tensor([1.5, 0.3])),
+        [L.distributions.transforms.AffineTransform(1.0, L.tensor([2.0, -0.5])),
+         L.distributions.transforms.SigmoidTransform()]), [0.3, 0.9], [0.2, 0.6]),
+    "transformed_tanh": (lambda L: L.distributions.TransformedDistribution(
+        L.distributions.Normal(L.zeros(3), 1.0), L.distributions.transforms.TanhTransform()), [0.3, -0.99, 0.0],
+        [0.2, 0.6, 0.5]),
+    "transformed_vector": (lambda L: L.distributions.TransformedDistribution(
+        L.distributions.Normal(L.zeros(2, 3), 1.0),
+        [L.distributions.transforms.AffineTransform(L.tensor([1.0, 2.0, 3.0]), 2.0, event_dim=1),
+         L.distributions.transforms.ExpTransform()]), [[1.0, 2.0, 3.0], [0.5, 0.5, 9.0]], None),
 }
 
 
@@ -102,7 +120,18 @@ def test_validation_messages_as_pytorch():
                  lambda L: L.distributions.Geometric(L.tensor([1.5])),
                  lambda L: L.distributions.Geometric(probs=0.5, logits=0.0),
                  lambda L: L.distributions.Poisson(L.tensor([-0.5])),
-                 lambda L: L.distributions.Poisson(2.0).log_prob(L.tensor([0.5]))):
+                 lambda L: L.distributions.Poisson(2.0).log_prob(L.tensor([0.5])),
+                 lambda L: L.distributions.LogNormal(L.tensor([0.0]), L.tensor([0.0])),
+                 lambda L: L.distributions.LogNormal(0.0, 1.0).log_prob(L.tensor([-1.0])),
+                 lambda L: L.distributions.HalfNormal(L.tensor([-1.0])),
+                 lambda L: L.distributions.HalfCauchy(1.0).log_prob(L.tensor(-1.0)),
+                 lambda L: L.distributions.Gumbel(0.0, L.tensor([0.0])),
+                 lambda L: L.distributions.TransformedDistribution(L.distributions.Normal(0.0, 1.0), [1]),
+                 lambda L: L.distributions.TransformedDistribution(L.distributions.Normal(0.0, 1.0), (1,)),
+                 lambda L: L.distributions.TransformedDistribution(
+                     L.distributions.Normal(0.0, 1.0),
+                     L.distributions.transforms.AffineTransform(0.0, 1.0, event_dim=1)),
+                 lambda L: L.distributions.transforms.ExpTransform(cache_size=2)):
         with pytest.raises(ValueError) as ours:
             make(tm)
         with pytest.raises(ValueError) as theirs:
@@ -150,3 +179,87 @@ def test_rsample_and_log_prob_gradients():
     probs = tm.tensor(0.5, requires_grad=True)
     D.Geometric(probs).log_prob(tm.tensor(2.0)).backward()
     np.testing.assert_allclose(probs.grad.item(), -2 / 0.5 + 1 / 0.5, rtol=1e-6)  # -k/(1-p) + 1/p
+
+
+def _transforms(L):
+    T = L.distributions.transforms
+    return [T.ExpTransform(), T.SigmoidTransform(), T.TanhTransform(), T.AbsTransform(),
+            T.AffineTransform(1.0, -2.0), T.AffineTransform(L.tensor([1.0, 2.0]), L.tensor([0.5, 3.0]), event_dim=1),
+            T.ComposeTransform([T.AffineTransform(0.5, 3.0), T.TanhTransform()]), T.identity_transform,
+            T.ExpTransform().inv, T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)]).inv]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("index", range(10))
+def test_transforms_as_pytorch(index):
+    import torch
+
+    ours, theirs = _transforms(tm)[index], _transforms(torch)[index]
+    assert repr(ours).replace("tensormodes", "torch") == repr(theirs)
+    assert repr(ours.domain) == repr(theirs.domain) and repr(ours.codomain) == repr(theirs.codomain)
+    assert ours.bijective == theirs.bijective
+    sign = _try(getattr, theirs, "sign")
+    if sign is NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            ours.sign  # noqa: B018 - the attribute raises
+    elif isinstance(sign, torch.Tensor):
+        _compare(ours.sign, sign, "sign")
+    else:
+        assert ours.sign == sign
+    x = [[0.3, -1.2], [2.0, 0.0]]
+    y, ty = ours(tm.tensor(x)), theirs(torch.tensor(x))
+    _compare(y, ty, "call")
+    _compare(ours.inv(y), theirs.inv(ty), "inv")
+    jacobian = _try(theirs.log_abs_det_jacobian, torch.tensor(x), ty)
+    if jacobian is NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            ours.log_abs_det_jacobian(tm.tensor(x), y)
+    else:
+        _compare(ours.log_abs_det_jacobian(tm.tensor(x), y), jacobian, "log_abs_det_jacobian")
+    assert tuple(ours.forward_shape((3, 2))) == tuple(theirs.forward_shape((3, 2)))
+    assert (ours == _transforms(tm)[index]) == (theirs == _transforms(torch)[index])
+    with pytest.raises(TypeError):
+        hash(ours)  # unhashable, as PyTorch's (they define __eq__)
+
+
+def test_transform_caching_and_literals():
+    T = D.transforms
+    exp = T.ExpTransform(cache_size=1)
+    x = tm.tensor([0.0, 1.0])
+    y = exp(x)
+    assert exp.inv(y) is x and exp(x) is y  # the cache gives back the very tensors
+    assert T.ExpTransform().inv(T.ExpTransform()(x)) is not x
+    assert T.ExpTransform().with_cache(1)._cache_size == 1 and exp.inv.with_cache(0)._cache_size == 0
+    assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform().inv == T.ExpTransform().inv
+    assert T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0) != T.AffineTransform(1.0, 3.0)
+    assert T.identity_transform(x) is x and T.identity_transform.log_abs_det_jacobian(x, x).tolist() == [0.0, 0.0]
+    assert T.AffineTransform(0.0, -2.0).sign == -1
+    assert T.SigmoidTransform()(tm.tensor([-200.0])).item() == tm.finfo(tm.float32).tiny  # clipped, as PyTorch
+    with pytest.raises(ValueError, match="^cache_size must be 0 or 1$"):
+        T.ExpTransform(cache_size=2)
+    with pytest.raises(ValueError, match=r"^Please use either \.domain\.event_dim or \.codomain\.event_dim$"):
+        _EventDimMismatch().event_dim  # noqa: B018 - the attribute raises
+    d = D.LogNormal(tm.tensor([0.0]), tm.tensor([1.0]))
+    assert d.support is D.constraints.positive
+    assert round(d.cdf(tm.tensor([1.0])).item(), 6) == 0.5 and round(d.icdf(tm.tensor([0.5])).item(), 6) == 1.0
+
+
+class _EventDimMismatch(D.transforms.Transform):
+    """A transform whose domain and codomain disagree on event dims (as a reshape does)."""
+
+    domain = D.constraints.real
+    codomain = D.constraints.real_vector
+
+
+def test_gradients_through_transformed_distributions():
+    loc, scale = tm.tensor([0.5], requires_grad=True), tm.tensor([2.0], requires_grad=True)
+    tm.manual_seed(4)
+    sample = D.LogNormal(loc, scale).rsample((3,))
+    sample.sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [sample.sum().item()], rtol=1e-6)  # d exp(l + s e)/dl = itself
+    scale = tm.tensor(1.5, requires_grad=True)
+    D.HalfNormal(scale).log_prob(tm.tensor(3.0)).backward()
+    np.testing.assert_allclose(scale.grad.item(), -1 / 1.5 + 9.0 / 1.5 ** 3, rtol=1e-6)  # -1/s + x^2/s^3
+    loc = tm.tensor(0.0, requires_grad=True)
+    D.Gumbel(loc, 1.0).log_prob(tm.tensor(0.0)).backward()
+    assert loc.grad.item() == 0.0  # 1/s - exp(0)/s

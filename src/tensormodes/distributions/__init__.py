@@ -1,6 +1,7 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
 ``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet``, ``Independent``,
-``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric`` and ``Poisson``,
+``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric``, ``Poisson``, ``TransformedDistribution``
+(with ``transforms``), ``LogNormal``, ``HalfNormal``, ``HalfCauchy`` and ``Gumbel``,
 with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
 argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
@@ -15,7 +16,7 @@ Traceback (most recent call last):
 ValueError: Expected parameter scale (Tensor of shape ()) of distribution Normal(loc: 0.0, scale: -1.0) to ...
 """
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .counts import Geometric, Poisson
@@ -26,8 +27,11 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, HalfCauchy, HalfNormal, LogNormal
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential",
-           "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "MultivariateNormal", "Normal",
-           "Poisson", "Uniform", "constraints", "kl_divergence", "register_kl"]
+           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
+           "LogNormal", "MultivariateNormal", "Normal", "Poisson", "TransformedDistribution", "Uniform", "constraints",
+           "kl_divergence", "register_kl", "transforms"]
