@@ -44,6 +44,17 @@ _CASES = {
         L.distributions.Normal(L.zeros(2, 3), 1.0),
         [L.distributions.transforms.AffineTransform(L.tensor([1.0, 2.0, 3.0]), 2.0, event_dim=1),
          L.distributions.transforms.ExpTransform()]), [[1.0, 2.0, 3.0], [0.5, 0.5, 9.0]], None),
+    "onehot": (lambda L: L.distributions.OneHotCategorical(L.tensor([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]])),
+               [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], None),
+    "onehot_logits": (lambda L: L.distributions.OneHotCategorical(logits=L.tensor([0.1, 2.0, -1.0])),
+                      [0.0, 1.0, 0.0], None),
+    "onehot_straight_through": (lambda L: L.distributions.OneHotCategoricalStraightThrough(
+        L.tensor([0.1, 0.2, 0.7])), [0.0, 1.0, 0.0], None),
+    "chi2": (lambda L: L.distributions.Chi2(L.tensor([0.5, 3.0, 10.0])), [0.3, 2.0, 12.0], None),
+    "chi2_scalar": (lambda L: L.distributions.Chi2(4.0), 2.5, None),
+    "studentt": (lambda L: L.distributions.StudentT(L.tensor([0.5, 1.5, 3.0, 30.0]), L.tensor([0.5, -1.0, 0.0, 2.0]),
+                                                    L.tensor([1.5, 0.3, 1.0, 2.0])), [0.3, 2.0, -4.0, 2.0], None),
+    "studentt_scalar": (lambda L: L.distributions.StudentT(4.0), 0.5, None),
 }
 
 
@@ -131,7 +142,12 @@ def test_validation_messages_as_pytorch():
                  lambda L: L.distributions.TransformedDistribution(
                      L.distributions.Normal(0.0, 1.0),
                      L.distributions.transforms.AffineTransform(0.0, 1.0, event_dim=1)),
-                 lambda L: L.distributions.transforms.ExpTransform(cache_size=2)):
+                 lambda L: L.distributions.transforms.ExpTransform(cache_size=2),
+                 lambda L: L.distributions.StudentT(L.tensor([0.0])),
+                 lambda L: L.distributions.StudentT(2.0, 0.0, L.tensor([-1.0])),
+                 lambda L: L.distributions.Chi2(L.tensor([-1.0])),
+                 lambda L: L.distributions.OneHotCategorical(L.tensor([0.5, -0.5])),
+                 lambda L: L.distributions.OneHotCategorical(L.tensor([0.5, 0.5])).log_prob(L.tensor([1.0, 1.0]))):
         with pytest.raises(ValueError) as ours:
             make(tm)
         with pytest.raises(ValueError) as theirs:
@@ -263,3 +279,22 @@ def test_gradients_through_transformed_distributions():
     loc = tm.tensor(0.0, requires_grad=True)
     D.Gumbel(loc, 1.0).log_prob(tm.tensor(0.0)).backward()
     assert loc.grad.item() == 0.0  # 1/s - exp(0)/s
+
+
+def test_one_hot_and_student_t_literals_and_gradients():
+    d = D.OneHotCategorical(tm.tensor([0.25, 0.75]))
+    assert d.enumerate_support().tolist() == [[1.0, 0.0], [0.0, 1.0]] and d.variance.tolist() == [0.1875, 0.1875]
+    probs = tm.tensor([0.25, 0.75], requires_grad=True)
+    tm.manual_seed(0)
+    sample = D.OneHotCategoricalStraightThrough(probs).rsample()
+    (sample * tm.tensor([1.0, 2.0])).sum().backward()
+    assert probs.grad.tolist() == [-0.75, 0.25] and sample.sum().item() == 1.0  # through the normalization
+    t = D.StudentT(tm.tensor([1.0, 2.0, 5.0]), 1.0, 2.0)
+    assert math.isnan(t.mean[0].item()) and t.mean[1:].tolist() == [1.0, 1.0]
+    assert math.isnan(t.variance[0].item()) and t.variance[1:].tolist() == [math.inf, 6.666666507720947]  # 20/3 float
+    assert D.Chi2(tm.tensor([2.0])).df.tolist() == [2.0] and D.Chi2(4.0).variance.item() == 8.0
+    loc, scale = tm.tensor(0.0, requires_grad=True), tm.tensor(1.0, requires_grad=True)
+    tm.manual_seed(5)
+    sample = D.StudentT(3.0, loc, scale).rsample()
+    sample.backward()
+    assert loc.grad.item() == 1.0 and scale.grad.item() == sample.item()

@@ -1,7 +1,8 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
 ``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet``, ``Independent``,
 ``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric``, ``Poisson``, ``TransformedDistribution``
-(with ``transforms``), ``LogNormal``, ``HalfNormal``, ``HalfCauchy`` and ``Gumbel``,
+(with ``transforms``), ``LogNormal``, ``HalfNormal``, ``HalfCauchy``, ``Gumbel``,
+``OneHotCategorical``, ``Chi2`` and ``StudentT``,
 with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
 argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
@@ -27,11 +28,14 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .student_t import Chi2, StudentT
 from .transformed_distribution import TransformedDistribution
 from .transformed_families import Gumbel, HalfCauchy, HalfNormal, LogNormal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential",
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
            "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
-           "LogNormal", "MultivariateNormal", "Normal", "Poisson", "TransformedDistribution", "Uniform", "constraints",
-           "kl_divergence", "register_kl", "transforms"]
+           "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Poisson", "StudentT", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
+           "transforms"]
