@@ -52,7 +52,11 @@ class StudentT(Distribution):
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args: bool | None = None) -> None:
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
-        self._chi2 = Chi2(self.df)
+        # Broadcasting makes every output require grad when loc or scale does; the chi-squared
+        # draws then see a df they cannot differentiate in (see gamma.py) although no gradient
+        # reaches df: sample them from a detached df unless the df given requires grad itself.
+        df_requires_grad = isinstance(df, tm.Tensor) and df.requires_grad
+        self._chi2 = Chi2(self.df if df_requires_grad else self.df.detach())
         super().__init__(self.df.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
