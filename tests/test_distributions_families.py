@@ -58,13 +58,13 @@ _CASES = {
 }
 
 
-def _compare(ours, theirs, name=""):
+def _compare(ours, theirs, name="", atol=1e-7):
     import torch
 
     if isinstance(theirs, torch.Tensor):
         assert str(ours.dtype).replace("tensormodes", "torch") == str(theirs.dtype), name
         ours, theirs = ours.detach().numpy(), theirs.detach().numpy()
-    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-7, err_msg=name)
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=atol, err_msg=name)
 
 
 def _try(call, *args):
@@ -298,3 +298,38 @@ def test_one_hot_and_student_t_literals_and_gradients():
     sample = D.StudentT(3.0, loc, scale).rsample()
     sample.backward()
     assert loc.grad.item() == 1.0 and scale.grad.item() == sample.item()
+
+
+def _kl_members(L):
+    t, DL = L.tensor, L.distributions
+    return {
+        "normal": DL.Normal(t([0.5, -1.0]), t([1.5, 0.3])), "laplace": DL.Laplace(t([0.2, 1.0]), t([0.7, 2.0])),
+        "cauchy": DL.Cauchy(t([0.2, 1.0]), t([0.7, 2.0])), "exponential": DL.Exponential(t([0.5, 3.0])),
+        "gamma": DL.Gamma(t([0.5, 3.0]), t([2.0, 0.5])), "chi2": DL.Chi2(t([1.5, 4.0])),
+        "beta": DL.Beta(t([0.5, 3.0]), t([2.0, 1.5])), "uniform": DL.Uniform(t([0.2, 0.1]), t([0.7, 0.9])),
+        "uniform_wide": DL.Uniform(t([-1.0, 0.0]), t([2.0, 3.0])), "gumbel": DL.Gumbel(t([0.3, -1.0]), t([1.0, 2.5])),
+        "halfnormal": DL.HalfNormal(t([0.4, 2.0])), "lognormal": DL.LogNormal(t([0.1, 0.5]), t([1.0, 0.5])),
+        "geometric": DL.Geometric(t([0.3, 0.8])), "poisson": DL.Poisson(t([0.5, 4.0])),
+        "bernoulli": DL.Bernoulli(t([0.3, 0.8])), "onehot": DL.OneHotCategorical(t([[0.2, 0.8], [0.5, 0.5]])),
+        "categorical": DL.Categorical(t([[0.2, 0.8], [0.5, 0.5]])),
+        "halfcauchy": DL.HalfCauchy(t([0.4, 2.0])), "studentt": DL.StudentT(t([3.0, 5.0])),
+    }
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("first", sorted(_kl_members(tm)))
+def test_kl_divergences_as_pytorch(first):
+    """Every pair among these families: PyTorch's value, or its NotImplementedError."""
+    import torch
+
+    ours, theirs = _kl_members(tm), _kl_members(torch)
+    for second in sorted(ours):
+        try:
+            expected = torch.distributions.kl_divergence(theirs[first], theirs[second])
+        except NotImplementedError as error:
+            with pytest.raises(NotImplementedError) as raised:
+                D.kl_divergence(ours[first], ours[second])
+            assert str(raised.value) == str(error), (first, second)
+            continue
+        # float32 cancellations: an ulp of the terms, as the older KL tests allow
+        _compare(D.kl_divergence(ours[first], ours[second]), expected, f"kl({first}, {second})", atol=1e-6)
