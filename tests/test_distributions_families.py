@@ -333,3 +333,33 @@ def test_kl_divergences_as_pytorch(first):
             continue
         # float32 cancellations: an ulp of the terms, as the older KL tests allow
         _compare(D.kl_divergence(ours[first], ours[second]), expected, f"kl({first}, {second})", atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_draws_as_pytorch(dtype):
+    """Both of PyTorch's samplers (inversion, BTRS) on both sides of 1/2, and the stream after."""
+    import torch
+
+    counts = [5.0, 20.0, 100.0, 3.0, 1000.0, 7.0, 50.0, 0.0, 12.5, 40.0, 40.0]
+    probs = [0.3, 0.6, 0.5, 1.0, 0.02, 0.9, 0.95, 0.5, 0.5, 0.1, 0.99]
+    for seed in (0, 1):
+        tm.manual_seed(seed)
+        torch.manual_seed(seed)
+        ours = tm.binomial(tm.tensor(counts, dtype=getattr(tm, dtype)), tm.tensor(probs, dtype=getattr(tm, dtype)))
+        theirs = torch.binomial(torch.tensor(counts, dtype=getattr(torch, dtype)),
+                                torch.tensor(probs, dtype=getattr(torch, dtype)))
+        assert ours.tolist() == theirs.tolist() and tm.rand(2).tolist() == torch.rand(2).tolist()
+
+
+def test_binomial_errors_and_literals():
+    tm.manual_seed(0)
+    assert tm.binomial(tm.tensor([5.0, 20.0, 100.0, 3.0]), tm.tensor([0.3, 0.6, 0.5, 1.0])).tolist() == \
+        [3.0, 12.0, 52.0, 3.0]
+    with pytest.raises(ValueError, match="^binomial only supports floating-point dtypes for count, got: Long$"):
+        tm.binomial(tm.tensor([5]), tm.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+        tm.binomial(tm.tensor([5.0]), tm.tensor([0.5], dtype=tm.float64))
+    count = tm.tensor([5.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^derivative for aten::binomial is not implemented$"):
+        tm.binomial(count, tm.tensor([0.5])).sum().backward()
