@@ -55,6 +55,14 @@ _CASES = {
     "studentt": (lambda L: L.distributions.StudentT(L.tensor([0.5, 1.5, 3.0, 30.0]), L.tensor([0.5, -1.0, 0.0, 2.0]),
                                                     L.tensor([1.5, 0.3, 1.0, 2.0])), [0.3, 2.0, -4.0, 2.0], None),
     "studentt_scalar": (lambda L: L.distributions.StudentT(4.0), 0.5, None),
+    "binomial": (lambda L: L.distributions.Binomial(L.tensor([5.0, 20.0, 100.0, 3.0]), L.tensor([0.3, 0.6, 0.5, 1.0])),
+                 [2.0, 12.0, 50.0, 3.0], None),
+    "binomial_logits": (lambda L: L.distributions.Binomial(10, logits=L.tensor([[0.2], [-3.0]])),
+                        [[4.0, 0.0], [10.0, 1.0]], None),
+    "multinomial": (lambda L: L.distributions.Multinomial(6, L.tensor([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]])),
+                    [[1.0, 2.0, 3.0], [6.0, 0.0, 0.0]], None),
+    "multinomial_logits": (lambda L: L.distributions.Multinomial(3, logits=L.tensor([0.1, 2.0, -1.0])),
+                           [0.0, 3.0, 0.0], None),
 }
 
 
@@ -144,6 +152,10 @@ def test_validation_messages_as_pytorch():
                      L.distributions.transforms.AffineTransform(0.0, 1.0, event_dim=1)),
                  lambda L: L.distributions.transforms.ExpTransform(cache_size=2),
                  lambda L: L.distributions.StudentT(L.tensor([0.0])),
+                 lambda L: L.distributions.Binomial(L.tensor([2.5]), L.tensor([0.5])),
+                 lambda L: L.distributions.Binomial(3, L.tensor([1.5])),
+                 lambda L: L.distributions.Binomial(3, L.tensor([0.5])).log_prob(L.tensor([4.0])),
+                 lambda L: L.distributions.Multinomial(3, L.tensor([0.5, 0.5])).log_prob(L.tensor([4.0, 0.0])),
                  lambda L: L.distributions.StudentT(2.0, 0.0, L.tensor([-1.0])),
                  lambda L: L.distributions.Chi2(L.tensor([-1.0])),
                  lambda L: L.distributions.OneHotCategorical(L.tensor([0.5, -0.5])),
@@ -313,6 +325,9 @@ def _kl_members(L):
         "bernoulli": DL.Bernoulli(t([0.3, 0.8])), "onehot": DL.OneHotCategorical(t([[0.2, 0.8], [0.5, 0.5]])),
         "categorical": DL.Categorical(t([[0.2, 0.8], [0.5, 0.5]])),
         "halfcauchy": DL.HalfCauchy(t([0.4, 2.0])), "studentt": DL.StudentT(t([3.0, 5.0])),
+        "binomial": DL.Binomial(t([5.0, 8.0]), t([0.3, 0.6])),
+        "binomial_fewer": DL.Binomial(t([5.0, 4.0]), t([0.5, 0.2])),
+        "multinomial": DL.Multinomial(4, t([[0.2, 0.8], [0.5, 0.5]])),
     }
 
 

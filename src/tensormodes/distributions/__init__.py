@@ -2,7 +2,7 @@
 ``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet``, ``Independent``,
 ``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric``, ``Poisson``, ``TransformedDistribution``
 (with ``transforms``), ``LogNormal``, ``HalfNormal``, ``HalfCauchy``, ``Gumbel``,
-``OneHotCategorical``, ``Chi2`` and ``StudentT``,
+``OneHotCategorical``, ``Chi2``, ``StudentT``, ``Binomial`` and ``Multinomial``,
 with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
 argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
@@ -19,6 +19,7 @@ ValueError: Expected parameter scale (Tensor of shape ()) of distribution Normal
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .binomial import Binomial, Multinomial
 from .categorical import Categorical
 from .counts import Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
@@ -34,8 +35,8 @@ from .transformed_distribution import TransformedDistribution
 from .transformed_families import Gumbel, HalfCauchy, HalfNormal, LogNormal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
-           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
-           "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Poisson", "StudentT", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
-           "transforms"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "StudentT", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "transforms"]

@@ -18,6 +18,7 @@ from .._api import namespace as tm
 from ..autograd import grad
 from ..nn import functional as F
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .categorical import Categorical
 from .counts import Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
@@ -222,6 +223,16 @@ def _x_log_x(tensor):
 
 # -- the same family (the pairs above, then those of the later families) --------------------------
 
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    inf_idxs = p.total_count > q.total_count
+    kl[inf_idxs] = _infinite_like(kl[inf_idxs])
+    return kl
+
+
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
@@ -336,6 +347,7 @@ def _kl_normal_infinity(p, q):
 
 
 @register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
 def _kl_poisson_infinity(p, q):
     return _infinite_like(p.rate)
 
