@@ -378,3 +378,20 @@ def test_binomial_errors_and_literals():
     count = tm.tensor([5.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="^derivative for aten::binomial is not implemented$"):
         tm.binomial(count, tm.tensor([0.5])).sum().backward()
+
+
+def test_binomial_and_multinomial_literals_and_gradients():
+    b = D.Binomial(tm.tensor([4.0, 4.0]), tm.tensor([0.5, 1.0]))
+    assert b.enumerate_support(False).flatten().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert b.mode.tolist() == [2.0, 4.0] and b.variance.tolist() == [1.0, 0.0]
+    assert b.log_prob(tm.tensor([4.0, 4.0])).exp().tolist()[1] == 1.0
+    with pytest.raises(NotImplementedError, match="^Inhomogeneous total count not supported by `entropy`.$"):
+        D.Binomial(tm.tensor([2.0, 3.0]), tm.tensor([0.5, 0.5])).entropy()
+    with pytest.raises(NotImplementedError, match="^inhomogeneous total_count is not supported$"):
+        D.Multinomial(tm.tensor(3), tm.tensor([0.5, 0.5]))
+    probs = tm.tensor(0.25, requires_grad=True)
+    D.Binomial(4, probs).log_prob(tm.tensor(1.0)).backward()
+    np.testing.assert_allclose(probs.grad.item(), 1 / 0.25 - 3 / 0.75, rtol=1e-5)  # k/p - (n-k)/(1-p)
+    tm.manual_seed(0)
+    counts = D.Multinomial(10, tm.tensor([0.2, 0.3, 0.5])).sample((4,))
+    assert counts.shape == (4, 3) and counts.sum(-1).tolist() == [10.0] * 4
