@@ -42,8 +42,10 @@ def test_validation_errors():
                                          "specified.$"):
         D.MultivariateNormal(tm.zeros(2))
     with pytest.raises(NotImplementedError, match="^No KL\\(p \\|\\| q\\) is implemented for p type Normal and q "
-                                                  "type Bernoulli$"):
-        D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(0.5))
+                                                  "type Categorical$"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(tm.tensor([0.5, 0.5])))
+    with pytest.raises(NotImplementedError, match="^The cross KL-divergence between different exponential families "):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(0.5))  # both exponential families, as in PyTorch
     with pytest.raises(NotImplementedError, match="gradient of gamma samples with respect to the concentration"):
         D.Gamma(tm.tensor([2.0], requires_grad=True), tm.tensor([1.0])).rsample()
 

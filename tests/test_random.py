@@ -29,6 +29,7 @@ SAMPLERS = {
     "bernoulli": lambda g: tm.bernoulli(tm.full((8,), 0.5), generator=g),
     "multinomial": lambda g: tm.multinomial(tm.ones(6), 3, generator=g),
     "poisson": lambda g: tm.poisson(tm.full((4,), 3.0), g),
+    "binomial": lambda g: tm.binomial(tm.full((4,), 20.0), tm.full((4,), 0.3), g),
     "uniform_": lambda g: tm.zeros(4).uniform_(generator=g),
     "normal_": lambda g: tm.zeros(4).normal_(generator=g),
     "random_": lambda g: tm.zeros(4, dtype=tm.int32).random_(generator=g),

@@ -1,4 +1,4 @@
-"""Samplers that loop until they accept a draw: ``poisson``, ``_standard_gamma`` (behind
+"""Samplers that loop until they accept a draw: ``poisson``, ``binomial``, ``_standard_gamma`` (behind
 ``distributions.Gamma``) and ``_sample_dirichlet`` (behind ``Dirichlet`` and ``Beta``).
 
 Each element takes as many draws as its rejection loop needs, so they are sampled one after
@@ -7,7 +7,8 @@ uniforms and its scalar Box–Muller normals (with the second value cached in th
 The algorithms are PyTorch's (its ``sample_poisson``: Hörmann's transformed rejection for
 rates of 10 or more, multiplication of uniforms below; its ``sample_gamma``: Marsaglia and
 Tsang's method, boosted below a concentration of 1), with its float and double roundings, so
-a seed gives PyTorch's numbers. Rejection tests compare C library values (``log``, ``exp``,
+a seed gives PyTorch's numbers (its ``sample_binomial``: inversion by geometric waiting times below
+a mean of 10, Hörmann's BTRS above). Rejection tests compare C library values (``log``, ``exp``,
 ``pow``); ``lgamma`` is Python's own, which may differ in the last bit (a test it decides
 would have to fall within that bit).
 """
@@ -19,11 +20,12 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._mt19937 import MTStream
 from ._random_math import uniform53
-from .common import not_implemented, ops
+from .common import check_same_shape_or_broadcast, no_derivative, not_implemented, ops, scalar_type_name
 from .meta_rules import MetaRule
-from .random import Generator, _same_shape_random_meta, rng
+from .random import Generator, _run_tiny, _same_shape_random_meta, rng
 from .registry import Sample, Tensor, TensorSpec, op
 
 _INT64_MIN = -(2 ** 63)
@@ -136,6 +138,74 @@ def poisson_one(rate: float, draws: ScalarDraws) -> int:
             return count
 
 
+# log(k!) - (log(sqrt(2 pi)) + (k + 1/2) log(k + 1) - (k + 1)) for k < 10: Stirling's error, tabled
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(count: float, prob: float, draws: ScalarDraws) -> float:
+    """The number of geometric waiting times that fit in ``count`` trials."""
+    geom_sum, num_geom = 0.0, 0.0
+    log_q = math.log1p(-prob)
+    while True:
+        geom_sum += math.ceil(_log(draws.uniform()) / log_q)
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1
+
+
+def _binomial_btrs(count: float, prob: float, draws: ScalarDraws) -> float:
+    """Hörmann's transformed rejection with squeeze (BTRS), for ``count * prob >= 10``."""
+    stddev = math.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        u = draws.uniform() - 0.5
+        v = draws.uniform()
+        us = 0.5 - abs(u)
+        k = float(math.floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= upper:
+            return k
+
+
+def binomial_one(count: float, prob: float, draws: ScalarDraws) -> float:
+    """PyTorch's ``sample_binomial`` of one (count, prob): by the smaller of ``prob`` and ``1 - prob``."""
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        return _binomial_btrs(count, prob, draws) if count * prob >= 10.0 else _binomial_inversion(count, prob, draws)
+    if prob > 0.5:
+        qprob = 1.0 - prob
+        if count * qprob >= 10.0:
+            return count - _binomial_btrs(count, qprob, draws)
+        return count - _binomial_inversion(count, qprob, draws)
+    return math.nan
+
+
 def gamma_one(alpha: float, draws: ScalarDraws, single: bool) -> float:
     """PyTorch's ``sample_gamma`` of one concentration (Marsaglia and Tsang): ``alpha`` holds a
     value of the tensor's type, float when ``single`` (its own steps then round to float), the
@@ -200,6 +270,40 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     samples = [float(poisson_one(rate, draws)) for rate in input.astype(np.float64).reshape(-1).tolist()]
     draws.finish()
     return np.array(samples, np.float64).astype(input.dtype).reshape(input.shape)
+
+
+def _binomial_meta(opdef, args, kwargs):
+    bound, result = _run_tiny(opdef, args, kwargs)
+    count, prob = bound.arguments["count"], bound.arguments["prob"]
+    return MetaArray(check_same_shape_or_broadcast(np.shape(count), np.shape(prob)), result.dtype)
+
+
+@op(meta=MetaRule(_binomial_meta, "binomial"), grad=no_derivative("binomial"), random=True,
+    errors=(Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "float32", 0, 1))),
+            Sample((TensorSpec((2,), "float32", 0, 9), TensorSpec((2,), "float64", 0, 1)))),
+    samples=(Sample((TensorSpec((2, 3), "float32", 0, 30), TensorSpec((3,), "float32", 0, 1))),
+             Sample((TensorSpec((4,), "float64", 0, 40), TensorSpec((4,), "float64", 0, 1)))))
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples of Binomial distributions: ``count`` trials of success probability ``prob``
+    (broadcast together; PyTorch's sampler, its numbers for a seed).
+
+    >>> import tensormodes as tm
+    >>> _ = tm.manual_seed(0); tm.binomial(tm.tensor([5.0, 20.0, 100.0, 3.0]), tm.tensor([0.3, 0.6, 0.5, 1.0]))
+    tensor([ 3., 12., 52.,  3.])
+    """
+    if count.dtype.kind != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{scalar_type_name(dt.NP_TO_DTYPE[count.dtype])}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(dt.NP_TO_DTYPE[prob.dtype])} but expected "
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[count.dtype])}")
+    shape = check_same_shape_or_broadcast(count.shape, prob.shape)
+    counts = np.broadcast_to(count, shape).astype(np.float64).reshape(-1).tolist()
+    probs = np.broadcast_to(prob, shape).astype(np.float64).reshape(-1).tolist()
+    draws = ScalarDraws(rng(generator))
+    samples = [binomial_one(n, p, draws) for n, p in zip(counts, probs)]
+    draws.finish()
+    return np.array(samples, np.float64).astype(count.dtype).reshape(shape)
 
 
 def _check_gamma_dtype(input, name: str) -> None:

@@ -1,5 +1,8 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
-``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet`` and ``Independent``,
+``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet``, ``Independent``,
+``Exponential``, ``Laplace``, ``Cauchy``, ``Geometric``, ``Poisson``, ``TransformedDistribution``
+(with ``transforms``), ``LogNormal``, ``HalfNormal``, ``HalfCauchy``, ``Gumbel``,
+``OneHotCategorical``, ``Chi2``, ``StudentT``, ``Binomial`` and ``Multinomial``,
 with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
 argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
@@ -14,16 +17,26 @@ Traceback (most recent call last):
 ValueError: Expected parameter scale (Tensor of shape ()) of distribution Normal(loc: 0.0, scale: -1.0) to ...
 """
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .binomial import Binomial, Multinomial
 from .categorical import Categorical
+from .counts import Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
+from .exponential import Cauchy, Exponential, Laplace
 from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .student_t import Chi2, StudentT
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, HalfCauchy, HalfNormal, LogNormal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "ExponentialFamily", "Gamma", "Independent",
-           "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "StudentT", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "transforms"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from numbers import Number
 
+from .. import special
 from .._api import namespace as tm
 from ..nn import functional as F
 from . import constraints
@@ -88,6 +89,12 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         return (tm.xlogy(self.concentration, self.rate) + tm.xlogy(self.concentration - 1, value)
                 - self.rate * value - tm.lgamma(self.concentration))
+
+    def cdf(self, value):
+        """The regularized lower incomplete gamma function of ``rate * value``."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return special.gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         """The entropy."""
