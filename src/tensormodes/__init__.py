@@ -134,7 +134,7 @@ from ._runtime import (
     set_warn_always,
     use_deterministic_algorithms,
 )
-from ._symbolic import SymBool, SymFloat, SymInt, sym_float  # noqa: F401 - sym_float: public, not in __all__
+from ._symbolic import SymBool, SymFloat, SymInt, sym_float
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .func import vmap
 from .nn._functional._common import TOP_LEVEL as _TOP_LEVEL
@@ -176,8 +176,7 @@ __all__ = [
     "return_types", "modes", "special", "fft", "distributions", "distributed", "onnx", "utils", "testing", "fx",
     "func", "vmap",
     "save", "load", "from_dlpack", "ops", "Tag",
-    "SymInt", "SymFloat", "SymBool",  # unbacked symbolic scalars (make_fx's fake tracing); sym_float is public
-    # too but not in __all__: PyTorch's is overridable, ours does not take part in __torch_function__
+    "SymInt", "SymFloat", "SymBool", "sym_float",  # unbacked symbolic scalars (make_fx's fake tracing)
     # runtime and devices (CPU-only answers)
     "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -194,6 +193,7 @@ __all__ = [
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
+# (sym_float stays in the ignored list: PyTorch's is overridable, ours takes no part in __torch_function__)
 _SYMBOLIC = ("SymInt", "SymFloat", "SymBool")
 
 # PyTorch's get_ignored_functions(): the face's callables that are neither classes of

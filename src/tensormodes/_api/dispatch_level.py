@@ -517,6 +517,14 @@ def call_overload(overload, args: tuple, kwargs: dict):
             # again: this form is only met when user code calls such an overload with grad on).
             recorded = python_dispatch.HOOKS.impl_of(opdef, "recording")(*args, **kwargs)
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
+        if overload._spec.formula and _formula_calls() is None:
+            # An overload only C++ calls reach (``mul.Scalar``: a number as a Scalar), called by
+            # name (a composite written as PyTorch's C++): below autograd it is that overload still
+            token = _FORMULA_CALLS.set(())
+            try:
+                return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
+            finally:
+                _FORMULA_CALLS.reset(token)
         token = _WRITTEN.set(overload)
         try:
             return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
