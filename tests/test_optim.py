@@ -55,6 +55,12 @@ CASES = [
     ("Adagrad", {}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.05, "weight_decay": 0.1}),
     ("Adagrad", {"lr": 0.1, "initial_accumulator_value": 0.5, "eps": 1e-3, "maximize": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2)}),
+    ("Rprop", {"lr": 0.01, "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 2, "weight_decay": 0.1}),
+    ("ASGD", {"lr": 0.05, "t0": 0, "maximize": True}),
 ]
 
 SHAPES = [(5, 3), (3,), (4,)]
@@ -112,7 +118,8 @@ def test_trajectory_matches_torch(torch, name, options, dtype):
 @pytest.mark.parametrize("name,options", [("Adam", {"lr": 0.1, "amsgrad": True}), ("AdamW", {"lr": 0.1}),
                                           ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1}),
                                           ("RMSprop", {"lr": 0.1, "centered": True, "momentum": 0.5}),
-                                          ("Adagrad", {"lr": 0.1, "weight_decay": 0.1})])
+                                          ("Adagrad", {"lr": 0.1, "weight_decay": 0.1}),
+                                          ("Rprop", {"lr": 0.1}), ("ASGD", {"lr": 0.1, "t0": 1})])
 def test_complex_parameters_match_torch(torch, name, options):
     rng = np.random.default_rng(3)
     start = rng.standard_normal(4) + 1j * rng.standard_normal(4)
@@ -153,7 +160,8 @@ def _logged_calls(lib, mode_base, name, options):
                                           ("SGD", {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
                                           ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adagrad", {}),
                                           ("Adam", {"maximize": True}), ("SGD", {"maximize": True, "momentum": 0.5}),
-                                          ("RMSprop", {"maximize": True}), ("Adagrad", {"maximize": True})])
+                                          ("RMSprop", {"maximize": True}), ("Adagrad", {"maximize": True}),
+                                          ("Rprop", {}), ("ASGD", {"t0": 1}), ("ASGD", {"weight_decay": 0.1})])
 def test_a_mode_sees_the_same_tensor_operations_as_in_torch(torch, name, options):
     from torch.overrides import TorchFunctionMode as TorchMode
 
@@ -516,7 +524,7 @@ def _plain(value):
 @pytest.mark.torch
 @pytest.mark.parametrize("name,options", [("SGD", {"momentum": 0.9}), ("SGD", {}), ("Adam", {"amsgrad": True}),
                                           ("AdamW", {}), ("RMSprop", {"centered": True, "momentum": 0.1}),
-                                          ("Adagrad", {})])
+                                          ("Adagrad", {}), ("Rprop", {}), ("ASGD", {})])
 def test_state_dict_layout_matches_torch(torch, name, options):
     layouts, reprs = [], []
     for lib in (tm, torch):
