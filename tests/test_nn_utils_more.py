@@ -235,3 +235,15 @@ def test_the_hook_based_spectral_norm_is_pytorchs():
     for make in (lambda L: L.nn.Conv1d(3, 2, 2), lambda L: L.nn.ConvTranspose1d(3, 2, 2)):
         for ours, theirs in zip(run(tm, make), run(torch, make)):
             np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_the_deprecated_container_and_nll_loss_2d_warn_and_work_as_pytorchs():
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated. All of its functionality is now "
+                                           "implemented in `nn.Module`. Subclass that instead."):
+        container = tm.nn.Container(first=tm.nn.ReLU(), second=tm.nn.Tanh())
+    assert [name for name, _ in container.named_children()] == ["first", "second"]
+    with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead"):
+        loss = tm.nn.NLLLoss2d(ignore_index=0, reduction="sum")
+    assert isinstance(loss, tm.nn.NLLLoss) and loss.ignore_index == 0
+    scores = tm.tensor([[[[-1.0, -3.0]], [[-2.0, -0.5]]]])
+    assert loss(scores, tm.tensor([[[1, 0]]])).item() == 2.0

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from itertools import chain, islice
@@ -18,7 +19,7 @@ from ..._api import namespace as tm
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _absolute_index(index: int, size: int) -> int:
@@ -26,6 +27,25 @@ def _absolute_index(index: int, size: int) -> int:
     if not (-size <= index < size):
         raise IndexError(f"index {index} is out of range")
     return index + size if index < 0 else index
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a module holding the modules given as keywords
+    (a ``FutureWarning``: subclass ``Module`` instead).
+
+    >>> import tensormodes as tm, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     list(tm.nn.Container(a=tm.nn.ReLU()).named_children())
+    [('a', ReLU())]
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -14,6 +14,8 @@ Class weights are buffers (so they follow ``to(dtype)`` and appear in
 
 from __future__ import annotations
 
+import warnings
+
 from ..._api import namespace as tm
 from ..._ops.nn import legacy_reduction
 from .. import functional as F
@@ -91,6 +93,25 @@ class NLLLoss(_WeightedLoss):
         """``F.nll_loss`` with the module's weight, ignore_index and reduction."""
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of ``NLLLoss`` for images (``NLLLoss`` takes any number of
+    spatial dimensions).
+
+    >>> import tensormodes as tm, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tm.nn.NLLLoss2d()(tm.tensor([[[[-1.]], [[-2.]]]]), tm.tensor([[[1]]])).item()
+    2.0
+    """
+
+    def __init__(self, weight: tm.Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and "
+                      "see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
