@@ -15,12 +15,12 @@ from .._api import namespace as tm
 from ..nn import functional as F
 from . import constraints
 from .distribution import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbabilities, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbabilities, ExponentialFamily):
     """Creates a Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not both)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -73,16 +73,6 @@ class Bernoulli(ExponentialFamily):
     def variance(self):
         """``probs * (1 - probs)``."""
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The probability of 1."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

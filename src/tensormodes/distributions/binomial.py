@@ -17,7 +17,7 @@ from .._api import namespace as tm
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbabilities, broadcast_all
 
 __all__ = ["Binomial", "Multinomial"]
 
@@ -27,7 +27,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbabilities, Distribution):
     """Creates a Binomial distribution parameterized by ``total_count`` and either ``probs`` or
     ``logits`` (but not both); ``total_count`` broadcasts with them."""
 
@@ -84,16 +84,6 @@ class Binomial(Distribution):
     def variance(self):
         """``total_count probs (1 - probs)``."""
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of a success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The probability of a success."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -18,12 +18,12 @@ from .._api import namespace as tm
 from ..nn import functional as F
 from . import constraints
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbabilities, broadcast_all
 
 __all__ = ["Geometric", "Poisson"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbabilities, Distribution):
     """Creates a Geometric distribution parameterized by ``probs`` (or ``logits``), the probability
     of success of Bernoulli trials: the number of failures before the first success, in
     ``{0, 1, ...}``."""
@@ -74,16 +74,6 @@ class Geometric(Distribution):
     def variance(self):
         """``(1 / probs - 1) / probs``."""
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The probability of success."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         """``floor(log(u) / log1p(-probs))``, ``u`` from ``uniform_(tiny, 1)`` (PyTorch's stream)."""

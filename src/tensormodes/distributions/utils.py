@@ -18,7 +18,8 @@ from .._api import namespace as tm
 from ..nn import functional as F
 from ..overrides import is_tensor_like
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "euler_constant"]
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "euler_constant",
+           "BinaryProbabilities"]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 
@@ -91,3 +92,23 @@ class _lazy_property_and_property(lazy_property, property):  # noqa: N801
 
     def __init__(self, wrapped) -> None:
         property.__init__(self, wrapped)
+
+
+class BinaryProbabilities:
+    """A success probability given as ``probs`` or as ``logits``: the other one made on first use
+    (``Bernoulli``, ``Binomial``, ``Geometric``; the class's ``__init__`` sets the one given).
+
+    >>> import tensormodes as tm
+    >>> tm.distributions.Bernoulli(logits=tm.tensor([0.0])).probs.tolist()
+    [0.5]
+    """
+
+    @lazy_property
+    def logits(self):
+        """The log-odds of a success."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """The probability of a success."""
+        return logits_to_probs(self.logits, is_binary=True)
