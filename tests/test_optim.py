@@ -61,6 +61,9 @@ CASES = [
     ("ASGD", {}),
     ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 2, "weight_decay": 0.1}),
     ("ASGD", {"lr": 0.05, "t0": 0, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-20, 1e-2), "d": 2.0, "weight_decay": 0.1}),
+    ("Adafactor", {"lr": 0.02, "maximize": True}),
 ]
 
 SHAPES = [(5, 3), (3,), (4,)]
@@ -161,7 +164,8 @@ def _logged_calls(lib, mode_base, name, options):
                                           ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adagrad", {}),
                                           ("Adam", {"maximize": True}), ("SGD", {"maximize": True, "momentum": 0.5}),
                                           ("RMSprop", {"maximize": True}), ("Adagrad", {"maximize": True}),
-                                          ("Rprop", {}), ("ASGD", {"t0": 1}), ("ASGD", {"weight_decay": 0.1})])
+                                          ("Rprop", {}), ("ASGD", {"t0": 1}), ("ASGD", {"weight_decay": 0.1}),
+                                          ("Adafactor", {}), ("Adafactor", {"weight_decay": 0.1})])
 def test_a_mode_sees_the_same_tensor_operations_as_in_torch(torch, name, options):
     from torch.overrides import TorchFunctionMode as TorchMode
 
@@ -524,7 +528,7 @@ def _plain(value):
 @pytest.mark.torch
 @pytest.mark.parametrize("name,options", [("SGD", {"momentum": 0.9}), ("SGD", {}), ("Adam", {"amsgrad": True}),
                                           ("AdamW", {}), ("RMSprop", {"centered": True, "momentum": 0.1}),
-                                          ("Adagrad", {}), ("Rprop", {}), ("ASGD", {})])
+                                          ("Adagrad", {}), ("Rprop", {}), ("ASGD", {}), ("Adafactor", {})])
 def test_state_dict_layout_matches_torch(torch, name, options):
     layouts, reprs = [], []
     for lib in (tm, torch):

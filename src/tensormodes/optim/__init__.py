@@ -21,6 +21,7 @@ tensor([ 1.6949, -0.6989], requires_grad=True)
 
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -36,5 +37,6 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "SparseAdam", "Rprop", "ASGD", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
+           "LBFGS", "SparseAdam", "Rprop", "ASGD", "Adafactor", "lr_scheduler", "swa_utils",
+           "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
