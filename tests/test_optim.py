@@ -66,6 +66,11 @@ CASES = [
     ("Adafactor", {"lr": 0.02, "maximize": True}),
 ]
 
+# Muon takes matrices only: its own trajectory test (bfloat16 Newton-Schulz steps; the float32 steps
+# around them round as the other optimizers' do, within an ulp of PyTorch's fused multiply-adds)
+MUON_CASES = [{}, {"lr": 0.02, "nesterov": False, "momentum": 0.5}, {"lr": 0.01, "adjust_lr_fn": "match_rms_adamw"},
+              {"lr": 0.01, "weight_decay": 0.0, "ns_steps": 3, "ns_coefficients": (2.0, -1.5, 0.5)}]
+
 SHAPES = [(5, 3), (3,), (4,)]
 STEPS = 6
 
@@ -812,3 +817,37 @@ def test_adam_on_arrays_keeps_the_ops_overflow_errors(lr, betas):
     opt.param_groups[0]["betas"] = betas  # (the constructor refuses such betas)
     with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
         opt.step()
+
+
+def _muon_trajectory(lib, options):
+    rng = np.random.default_rng(11)
+    params = _params(lib, [rng.standard_normal(shape) for shape in ((5, 3), (3, 5), (4, 4))])
+    opt = lib.optim.Muon(params, **options)
+    history = []
+    for _ in range(4):
+        for p in params:
+            p.grad = lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32)
+        opt.step()
+        history.append([_numpy(p).copy() for p in params])
+    return history, [_numpy(opt.state[p]["momentum_buffer"]).copy() for p in params]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("options", MUON_CASES, ids=str)
+def test_muon_matches_torch(torch, options):
+    ours, theirs = _muon_trajectory(tm, options), _muon_trajectory(torch, options)
+    for a, b in zip(ours[0] + [ours[1]], theirs[0] + [theirs[1]]):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=2e-6, atol=2e-6)
+
+
+def test_muon_refuses_what_pytorchs_refuses():
+    with pytest.raises(ValueError, match=r"Muon only supports 2D parameters whereas we found a parameter with size: "
+                                         r"tensormodes.Size\(\[3\]\)"):
+        tm.optim.Muon([tm.nn.Parameter(tm.zeros(3))])
+    with pytest.raises(ValueError, match="Adjust learning rate function other is not supported"):
+        tm.optim.Muon([tm.nn.Parameter(tm.zeros(2, 2))], adjust_lr_fn="other")
+    w = tm.nn.Parameter(tm.zeros(2, 2))
+    w.grad = tm.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100 for computational efficiency"):
+        tm.optim.Muon([w], ns_steps=100).step()

@@ -28,6 +28,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from .radam import RAdam
@@ -37,6 +38,6 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "SparseAdam", "Rprop", "ASGD", "Adafactor", "lr_scheduler", "swa_utils",
+           "LBFGS", "SparseAdam", "Rprop", "ASGD", "Adafactor", "Muon", "lr_scheduler", "swa_utils",
            "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
