@@ -247,3 +247,44 @@ def test_the_deprecated_container_and_nll_loss_2d_warn_and_work_as_pytorchs():
     assert isinstance(loss, tm.nn.NLLLoss) and loss.ignore_index == 0
     scores = tm.tensor([[[[-1.0, -3.0]], [[-2.0, -0.5]]]])
     assert loss(scores, tm.tensor([[[1, 0]]])).item() == 2.0
+
+
+def test_adaptive_log_softmax_gives_each_targets_log_probability():
+    tm.manual_seed(0)
+    asm = tm.nn.AdaptiveLogSoftmaxWithLoss(8, 12, cutoffs=[4, 9], div_value=2.0)
+    assert [tuple(p.shape) for p in asm.parameters()] == [(6, 8), (4, 8), (5, 4), (2, 8), (3, 2)]
+    x, target = tm.randn(6, 8), tm.tensor([0, 5, 11, 3, 9, 7])
+    out = asm(x, target)
+    full = asm.log_prob(x)
+    assert tm.allclose(out.output, full.gather(1, target.unsqueeze(1)).squeeze(1), atol=1e-6)
+    assert tm.allclose(out.loss, -out.output.mean()) and tm.allclose(full.exp().sum(1), tm.ones(6), atol=1e-5)
+    assert tm.equal(asm.predict(x), full.argmax(1))
+    assert asm(x[0], target[0]).output.shape == ()
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 11\], but values in range \[0, 12\] "
+                                           "were found. "):
+        asm(x[:2], tm.tensor([0, 12]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique, positive integers sorted"):
+        tm.nn.AdaptiveLogSoftmaxWithLoss(8, 12, cutoffs=[9, 4])
+
+
+@pytest.mark.torch
+def test_adaptive_log_softmax_is_pytorchs():
+    import torch
+
+    def run(library):
+        library.manual_seed(3)
+        asm = library.nn.AdaptiveLogSoftmaxWithLoss(8, 12, cutoffs=[4, 9], div_value=2.0, head_bias=True)
+        x = library.tensor(np.linspace(-2, 2, 48, dtype=np.float32).reshape(6, 8))
+        out = asm(x, library.tensor([0, 5, 11, 3, 9, 7]))
+        out.loss.backward()
+        return ([p.detach().numpy().copy() for p in asm.parameters()], out.output.detach().numpy(),
+                [p.grad.numpy() for p in asm.parameters()], asm.log_prob(x).detach().numpy(), asm.predict(x).numpy())
+
+    ours, theirs = run(tm), run(torch)
+    for a, b in zip(ours[0], theirs[0]):  # the same initial weights from the same seed
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
+    for a, b in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(ours[4], theirs[4])

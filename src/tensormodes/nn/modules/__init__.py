@@ -35,6 +35,7 @@ from .activation import (
                          Tanhshrink,
                          Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention
 from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -43,20 +44,20 @@ from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, Fea
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .lazy import (
-    LazyBatchNorm1d,
-    LazyBatchNorm2d,
-    LazyBatchNorm3d,
-    LazyConv1d,
-    LazyConv2d,
-    LazyConv3d,
-    LazyConvTranspose1d,
-    LazyConvTranspose2d,
-    LazyConvTranspose3d,
-    LazyInstanceNorm1d,
-    LazyInstanceNorm2d,
-    LazyInstanceNorm3d,
-    LazyLinear,
-    LazyModuleMixin,
+                         LazyBatchNorm1d,
+                         LazyBatchNorm2d,
+                         LazyBatchNorm3d,
+                         LazyConv1d,
+                         LazyConv2d,
+                         LazyConv3d,
+                         LazyConvTranspose1d,
+                         LazyConvTranspose2d,
+                         LazyConvTranspose3d,
+                         LazyInstanceNorm1d,
+                         LazyInstanceNorm2d,
+                         LazyInstanceNorm3d,
+                         LazyLinear,
+                         LazyModuleMixin,
 )
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -158,7 +159,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
            "LogSoftmax", "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
            "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
-           "NLLLoss2d", "Container",
+           "NLLLoss2d", "Container", "AdaptiveLogSoftmaxWithLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
            "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
