@@ -288,3 +288,19 @@ def test_adaptive_log_softmax_is_pytorchs():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(ours[4], theirs[4])
+
+
+def test_sync_batch_norm_with_one_process_is_batch_norm():
+    tm.manual_seed(0)
+    model = tm.nn.Sequential(tm.nn.Conv2d(2, 3, 1), tm.nn.BatchNorm2d(3, momentum=None), tm.nn.ReLU())
+    bn = model[1]
+    converted = tm.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    sync = converted[1]
+    assert type(sync) is tm.nn.SyncBatchNorm and sync.weight is bn.weight and sync.running_mean is bn.running_mean
+    x = tm.randn(2, 2, 3, 3)
+    reference = tm.nn.functional.batch_norm(model[0](x), tm.zeros(3), tm.ones(3), bn.weight, bn.bias, True, 1.0)
+    assert tm.allclose(sync(model[0](x)), reference) and sync.num_batches_tracked.item() == 1
+    with pytest.raises(ValueError, match=r"expected at least 2D input \(got 1D input\)"):
+        sync(tm.zeros(3))
+    with pytest.raises(ValueError, match="SyncBatchNorm number of input channels should be non-zero"):
+        sync(tm.zeros(2, 0, 3))

@@ -96,6 +96,7 @@ from .normalization import (
                          LayerNorm,
                          LocalResponseNorm,
                          RMSNorm,
+                         SyncBatchNorm,
 )
 from .padding import (
                          CircularPad1d,
@@ -164,7 +165,8 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
-           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
+           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d",
+           "SyncBatchNorm", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
            "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool3d",
            "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
            "LocalResponseNorm", "CTCLoss",

@@ -23,7 +23,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d",
            "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
@@ -151,6 +152,58 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: tm.Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch Normalization whose statistics are reduced over the processes of ``process_group`` in
+    training. With one process (tensormodes has no process groups: ``distributed`` is never
+    initialized) it is ``BatchNorm`` over an input of 2 or more dimensions, as PyTorch's is then.
+
+    >>> import tensormodes as tm
+    >>> model = tm.nn.SyncBatchNorm.convert_sync_batchnorm(tm.nn.Sequential(tm.nn.BatchNorm2d(3)))
+    >>> model[0]
+    SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: tm.Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every batch-norm layer in it replaced by a ``SyncBatchNorm`` sharing its
+        parameters and buffers (the module itself when it is one).
+
+        >>> import tensormodes as tm
+        >>> bn = tm.nn.BatchNorm1d(2)
+        >>> tm.nn.SyncBatchNorm.convert_sync_batchnorm(bn).weight is bn.weight
+        True
+        """
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                      module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with tm.no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
 
 
 class _InstanceNorm(_NormBase):
