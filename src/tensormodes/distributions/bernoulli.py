@@ -15,7 +15,7 @@ from .._api import namespace as tm
 from ..nn import functional as F
 from . import constraints
 from .distribution import ExponentialFamily
-from .utils import BinaryProbabilities, broadcast_all
+from .utils import BinaryProbabilities, broadcast_all, expand_probabilities
 
 __all__ = ["Bernoulli"]
 
@@ -44,12 +44,7 @@ class Bernoulli(BinaryProbabilities, ExponentialFamily):
         """The distribution with its parameters expanded to ``batch_shape``."""
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = tm.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        new._param = expand_probabilities(self, new, batch_shape)
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

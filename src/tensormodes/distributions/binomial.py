@@ -17,7 +17,7 @@ from .._api import namespace as tm
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import BinaryProbabilities, broadcast_all
+from .utils import BinaryProbabilities, broadcast_all, expand_probabilities
 
 __all__ = ["Binomial", "Multinomial"]
 
@@ -52,12 +52,7 @@ class Binomial(BinaryProbabilities, Distribution):
         new = self._get_checked_instance(Binomial, _instance)
         batch_shape = tm.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        new._param = expand_probabilities(self, new, batch_shape)
         super(Binomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -13,7 +13,7 @@ from math import nan
 from .._api import namespace as tm
 from . import constraints
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import expand_probabilities, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
@@ -46,12 +46,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = tm.Size(batch_shape)
         param_shape = batch_shape + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        new._param = expand_probabilities(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args

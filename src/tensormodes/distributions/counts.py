@@ -18,7 +18,7 @@ from .._api import namespace as tm
 from ..nn import functional as F
 from . import constraints
 from .distribution import Distribution, ExponentialFamily
-from .utils import BinaryProbabilities, broadcast_all
+from .utils import BinaryProbabilities, broadcast_all, expand_probabilities
 
 __all__ = ["Geometric", "Poisson"]
 
@@ -52,10 +52,7 @@ class Geometric(BinaryProbabilities, Distribution):
         """The distribution with its parameter expanded to ``batch_shape``."""
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = tm.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
+        expand_probabilities(self, new, batch_shape)
         super(Geometric, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -19,7 +19,7 @@ from ..nn import functional as F
 from ..overrides import is_tensor_like
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "euler_constant",
-           "BinaryProbabilities"]
+           "BinaryProbabilities", "expand_probabilities"]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 
@@ -112,3 +112,20 @@ class BinaryProbabilities:
     def probs(self):
         """The probability of a success."""
         return logits_to_probs(self.logits, is_binary=True)
+
+
+def expand_probabilities(source, new, shape):
+    """For an ``expand``: give ``new`` the ``probs`` and ``logits`` that ``source`` holds (the one it
+    was given, and the other if already computed), expanded to ``shape``; returns the last of them,
+    the parameter the class keeps as ``_param``.
+
+    >>> import tensormodes as tm
+    >>> tm.distributions.Bernoulli(probs=tm.tensor(0.25)).expand((2,)).probs.tolist()
+    [0.25, 0.25]
+    """
+    expanded = None
+    for name in ("probs", "logits"):
+        if name in source.__dict__:
+            expanded = getattr(source, name).expand(shape)
+            setattr(new, name, expanded)
+    return expanded
