@@ -30,7 +30,7 @@ from .adaptive_pooling import (
 )
 from .common import HALF_TYPES, dtype_of, not_implemented, ops
 from .meta_rules import rule
-from .pooling import zeros_as, zeros_shaped
+from .pooling import check_unpool_operands, zeros_as, zeros_shaped
 from .registry import Sample, Tensor, TensorSpec, op
 
 
@@ -255,13 +255,7 @@ def _max_unpool3d_arguments(input, indices, output_size, stride, padding) -> lis
         if len(values) != 3:
             raise RuntimeError(f"There should be exactly three elements (depth, height, width) in {name}, but got"
                                f"{colon} {len(values)} elements.")
-    if indices.shape != input.shape:
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
-                           f"but got indices tensor with shape: {list(indices.shape)}")
-    for dim in range(1, input.ndim):
-        if input.shape[dim] == 0:
-            raise RuntimeError(f"max_unpooling3d_forward_out_cpu(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but got {list(input.shape)} with dimension {dim} being empty.")
+    check_unpool_operands(input, indices, 3)
     if min(steps) <= 0:
         raise RuntimeError(f"strides should be greater than zero, but got stride: {steps}")
     if math.prod((*input.shape[:-3], *sizes)) and input.dtype.kind != "f" and input.dtype not in HALF_TYPES:

@@ -168,14 +168,20 @@ def _check_unpool_arguments(input, indices, output_size) -> tuple[int, int]:
     if input.ndim not in (3, 4):
         raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
                            f"{input.ndim} dimensions.")
+    check_unpool_operands(input, indices, 2)
+    return sizes[0], sizes[1]
+
+
+def check_unpool_operands(input, indices, dims: int) -> None:
+    """PyTorch's ``max_unpooling{dims}d`` checks of the operands: ``indices`` shaped as ``input``,
+    and no empty non-batch dimension."""
     if indices.shape != input.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
     for dim in range(1, input.ndim):
         if input.shape[dim] == 0:
-            raise RuntimeError(f"max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for "
+            raise RuntimeError(f"max_unpooling{dims}d_forward_out_cpu(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but got {list(input.shape)} with dimension {dim} being empty.")
-    return sizes[0], sizes[1]
 
 
 def _check_unpool_dtype(input, output_shape) -> None:
