@@ -95,8 +95,6 @@ class Adafactor(Optimizer):
                 continue
             if tm.is_complex(param):
                 raise RuntimeError("Adafactor does not support complex parameters")
-            if grad.is_sparse:
-                raise RuntimeError("Adafactor does not support sparse gradients")
             state = self.state[param]
             if not state:
                 state["step"] = tm.tensor(0.0, dtype=_scalar_dtype())

@@ -90,8 +90,6 @@ class ASGD(Optimizer):
             grad = param.grad
             if grad is None:
                 continue
-            if grad.is_sparse:
-                raise RuntimeError("ASGD does not support sparse gradients")
             state = self.state[param]
             if not state:
                 state["step"] = tm.zeros((), dtype=_scalar_dtype())

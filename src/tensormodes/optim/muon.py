@@ -116,8 +116,6 @@ class Muon(Optimizer):
                 continue
             if tm.is_complex(param):
                 raise RuntimeError("Muon does not support complex parameters")
-            if grad.is_sparse:
-                raise RuntimeError("Muon does not support sparse gradients")
             state = self.state[param]
             if "momentum_buffer" not in state:
                 state["momentum_buffer"] = tm.zeros_like(grad, memory_format=preserve_format)

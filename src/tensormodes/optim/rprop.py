@@ -87,8 +87,6 @@ class Rprop(Optimizer):
             grad = param.grad
             if grad is None:
                 continue
-            if grad.is_sparse:
-                raise RuntimeError("Rprop does not support sparse gradients")
             state = self.state[param]
             if not state:
                 state["step"] = tm.zeros((), dtype=_scalar_dtype())
